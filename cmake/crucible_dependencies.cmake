@@ -1,0 +1,48 @@
+# Every dependency comes from Debian 12 packages (scripts/install_deps installs them). On the GPU machine the
+# same packages are unpacked under CRUCIBLE_DEPS and LibTorch is the CUDA build of the installed PyTorch.
+set(THREADS_PREFER_PTHREAD_FLAG ON)
+find_package(Threads REQUIRED)
+
+# CAF 0.17 ships no CMake config.
+find_path(CAF_INCLUDE_DIR caf/all.hpp REQUIRED)
+find_library(CAF_CORE_LIBRARY caf_core REQUIRED)
+find_library(CAF_IO_LIBRARY caf_io REQUIRED)
+add_library(crucible_caf INTERFACE)
+target_include_directories(crucible_caf SYSTEM INTERFACE ${CAF_INCLUDE_DIR})
+target_link_libraries(crucible_caf INTERFACE ${CAF_IO_LIBRARY} ${CAF_CORE_LIBRARY} Threads::Threads)
+
+# ZeroMQ + cppzmq (header only; Debian's libzmq has no draft API).
+find_path(ZMQ_INCLUDE_DIR zmq.h REQUIRED)
+find_path(CPPZMQ_INCLUDE_DIR zmq.hpp REQUIRED)
+find_library(ZMQ_LIBRARY zmq REQUIRED)
+add_library(crucible_zmq INTERFACE)
+target_include_directories(crucible_zmq SYSTEM INTERFACE ${ZMQ_INCLUDE_DIR} ${CPPZMQ_INCLUDE_DIR})
+target_link_libraries(crucible_zmq INTERFACE ${ZMQ_LIBRARY})
+
+find_package(msgpack CONFIG REQUIRED)          # target msgpackc-cxx
+find_package(yaml-cpp REQUIRED)
+find_package(fmt REQUIRED)
+find_package(spdlog REQUIRED)
+find_package(SQLite3 REQUIRED)
+find_package(CLI11 CONFIG REQUIRED)
+find_package(nlohmann_json REQUIRED)
+find_package(Boost 1.74 REQUIRED)
+
+# LibTorch: 1.13 from Debian (CPU), 2.x on the GPU machine. Code must compile against both.
+find_package(Torch REQUIRED)
+if(Torch_VERSION AND Torch_VERSION VERSION_LESS 1.13)
+  message(FATAL_ERROR "LibTorch >= 1.13 is needed, found ${Torch_VERSION}")
+endif()
+message(STATUS "LibTorch ${Torch_VERSION} (${TORCH_LIBRARIES})")
+
+# The yaml-cpp target is spelled differently across versions.
+if(TARGET yaml-cpp::yaml-cpp)
+  set(CRUCIBLE_YAML yaml-cpp::yaml-cpp)
+else()
+  set(CRUCIBLE_YAML yaml-cpp)
+endif()
+
+if(CRUCIBLE_CUDA)
+  enable_language(CUDA)
+  find_package(CUDAToolkit REQUIRED)
+endif()

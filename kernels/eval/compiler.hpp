@@ -1,0 +1,32 @@
+#pragma once
+// Compiles candidate source into a shared object in a sandboxed subprocess: its own process group, CPU
+// time, address space, file size and process limits, no network where the OS allows (a new network
+// namespace), a wall-clock deadline. Artifacts and diagnostics are cached by the content hash of (source,
+// flags, compiler identity), so identical source compiles once per cache directory.
+#include <string>
+#include <vector>
+
+#include "messages/evaluation.hpp"
+
+namespace crucible::kernels {
+
+struct compiler_options {
+  std::string target = "cpu";
+  std::string cxx = "g++";
+  std::vector<std::string> flags = {"-O3", "-march=native", "-std=c++17", "-fPIC", "-shared", "-fopenmp-simd"};
+  std::vector<std::string> libs = {"-lblas"};
+  std::string include_dir;  ///< where crucible_abi.h lives; empty: the source tree's kernels/abi
+  std::string cache_dir;    ///< required: artifacts and logs, named by content hash
+  double timeout_s = 60.0;
+  int64_t memory_mb = 2048;
+  int64_t max_processes = 256;
+  bool isolate_network = true;
+  size_t max_log_bytes = 8192;
+};
+
+/// Compiles `source` for candidate `candidate_id`. Never throws: a compile error, a timeout or a sandbox
+/// failure is a compile_result with ok == false and a log a person (or the policy) can act on.
+compile_result compile_source(const std::string& candidate_id, const std::string& source,
+                              const compiler_options& options);
+
+}  // namespace crucible::kernels

@@ -1,0 +1,62 @@
+#pragma once
+// The benchmarker's side of the isolated eval worker process (kernels/eval_worker). Requests and results
+// travel as msgpack envelopes over a pair of pipes (not stdout, which candidates may write to). The worker
+// is started lazily; if it crashes, hangs past the deadline or is killed, the call returns a bench_result
+// saying so (status crash or timeout) and the next call starts a fresh worker.
+#include <string>
+
+#include "messages/evaluation.hpp"
+
+namespace crucible::kernels {
+
+struct worker_options {
+  std::string worker_path;  ///< the crucible-eval-worker executable; empty: next to this executable
+  double timeout_s = 30.0;  ///< per evaluation
+  int64_t memory_mb = 8192; ///< address-space limit of the worker
+  std::string log_path;     ///< the worker's stdout/stderr (candidate output lands here); empty: /dev/null
+};
+
+class worker_client {
+ public:
+  explicit worker_client(worker_options options);
+  ~worker_client();
+  worker_client(const worker_client&) = delete;
+  worker_client& operator=(const worker_client&) = delete;
+
+  /// Evaluates one candidate. Never throws.
+  bench_result evaluate(const eval_request& request);
+
+  /// Kills the worker (if any); the next evaluate starts a fresh one.
+  void restart();
+  /// The worker's pid, 0 when none is running.
+  int pid() const;
+  /// Workers started so far.
+  int starts() const;
+
+ private:
+  struct impl;
+  impl* impl_;
+};
+
+/// Retry and re-measurement policy around a worker (DESIGN.md §5): a worker that dies under a candidate is
+/// replaced and the candidate tried once more (so a killed worker costs nothing; a candidate that crashes
+/// twice gets a crash verdict); a speedup above the outlier threshold is re-measured in a fresh worker and
+/// the lower figure is believed.
+struct runner_options {
+  int max_attempts = 2;
+  double outlier_speedup = 3.0;  ///< re-measure above this ...
+  double outlier_vs_best = 2.0;  ///< ... or above this multiple of the best seen for the task
+};
+
+class bench_runner {
+ public:
+  bench_runner(worker_options worker, runner_options runner);
+  bench_result run(const eval_request& request, double best_seen_for_task = 0.0);
+  worker_client& worker() { return worker_; }
+
+ private:
+  worker_client worker_;
+  runner_options options_;
+};
+
+}  // namespace crucible::kernels

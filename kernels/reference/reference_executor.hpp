@@ -1,0 +1,54 @@
+#pragma once
+// The reference: the task's chain executed op by op through LibTorch ("eager"), the baseline every speedup
+// is measured against. Also makes the inputs every evaluation uses. LibTorch stays in the .cpp.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/abi/host_tensor.hpp"
+#include "messages/expected.hpp"
+#include "messages/task.hpp"
+
+namespace crucible::kernels {
+
+/// How input values are drawn. `nominal` follows each tensor_spec's dist; `heavy_tailed` replaces the
+/// activations' distribution with a heavy-tailed one (Student-t, 2 degrees of freedom, clipped at 1e3;
+/// absolute values where the spec says positive); parameters keep their nominal distribution.
+enum class input_variant { nominal, heavy_tailed };
+
+class reference_executor {
+ public:
+  /// Validates the task (infer_shapes) and prepares the op sequence.
+  static expected<reference_executor> create(const task_spec& task);
+  reference_executor(reference_executor&&) noexcept;
+  reference_executor& operator=(reference_executor&&) noexcept;
+  ~reference_executor();
+
+  const task_spec& task() const;
+  const std::vector<int64_t>& output_shape() const;
+  const std::string& output_dtype() const;
+
+  /// One tensor per task input, in task order, deterministic in (seed, variant), at fresh addresses.
+  std::vector<host_tensor> make_inputs(uint64_t seed, input_variant variant = input_variant::nominal) const;
+  /// An uninitialized output buffer of the right shape and dtype.
+  host_tensor make_output() const;
+
+  /// Runs the eager reference on `inputs` (wrapped in place, not copied) and writes the result to `out`.
+  void run(const std::vector<host_tensor>& inputs, host_tensor& out) const;
+
+  /// Runs the eager reference on `inputs` and returns the milliseconds the ops took (from the first op's
+  /// start to the last op's end; the result is produced into LibTorch's own tensor and dropped, so no
+  /// copy counts against eager).
+  double run_timed(const std::vector<host_tensor>& inputs) const;
+
+ private:
+  struct impl;
+  explicit reference_executor(std::unique_ptr<impl> p);
+  std::unique_ptr<impl> impl_;
+};
+
+/// LibTorch's intra-op threads for the reference (the timing protocol runs both sides on one thread).
+void set_reference_threads(int threads);
+
+}  // namespace crucible::kernels

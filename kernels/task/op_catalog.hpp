@@ -1,0 +1,59 @@
+#pragma once
+// The op vocabulary of tasks: what each op is called, what it reads and which scalars it takes. The task
+// loader validates against it, the reference executor and the emitters implement it, and the program space
+// derives fusion legality from each op's class. One table, so the four never disagree.
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "messages/task.hpp"
+
+namespace crucible::kernels {
+
+/// How an op touches the running value; fusion and strategies follow from this.
+enum class op_class {
+  unary,       ///< elementwise f(v): relu, gelu, tanh, ...
+  scalar,      ///< elementwise with a scalar attribute: v*s, v+s
+  binary,      ///< elementwise with a side input of the same shape or a last-dim row vector: v+t, v*t
+  row_reduce,  ///< reduces the last dim: [.., C] -> [..]
+  row_norm,    ///< row-wise, shape-preserving, needs row statistics: softmax, layer_norm, ...
+  gemm,        ///< [.., K] x W[K, N] -> [.., N]
+};
+
+const char* to_string(op_class c);
+
+struct attr_info {
+  std::string name;
+  double default_value = 0.0;
+  bool required = false;
+};
+
+struct op_info {
+  std::string name;
+  op_class cls = op_class::unary;
+  int min_args = 0;  ///< side inputs read (by name from the task's inputs)
+  int max_args = 0;
+  std::vector<attr_info> attrs;
+  bool monotone_increasing = false;  ///< f(max(v)) == max(f(v)) along a row
+  std::string summary;
+};
+
+/// All ops, in a stable order (their index is part of the policy's vocabulary).
+const std::vector<op_info>& op_catalog();
+
+/// nullptr when the op is unknown.
+const op_info* find_op(std::string_view name);
+
+/// The op's attribute `name`, or the catalog default when the task leaves it out.
+double op_attr(const op_spec& op, std::string_view name);
+
+/// Default tolerance for a dtype (KernelBench today: float32 1e-4, half types 1e-2).
+double default_tolerance(std::string_view dtype);
+
+/// Bytes per element of a dtype name, 0 if unknown.
+int dtype_size(std::string_view dtype);
+
+/// ABI dtype code of a dtype name (crucible_abi.h), -1 if unknown.
+int dtype_code(std::string_view dtype);
+
+}  // namespace crucible::kernels

@@ -1,0 +1,47 @@
+#pragma once
+// Control and status: what operators and the runtime say to the system and what it reports back.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <msgpack.hpp>
+
+namespace crucible {
+
+/// command: stop | checkpoint | scale | status.
+struct control {
+  std::string command;
+  std::string role;
+  int32_t count = 0;
+  std::map<std::string, std::string> args;
+  MSGPACK_DEFINE_MAP(command, role, count, args);
+};
+
+struct role_status {
+  std::string role;
+  int32_t actors = 0;
+  int32_t busy = 0;
+  int32_t restarts = 0;
+  int64_t queued = 0;
+  MSGPACK_DEFINE_MAP(role, actors, busy, restarts, queued);
+};
+
+struct status_report {
+  int64_t step = 0;
+  int64_t policy_version = 0;
+  int64_t candidates_generated = 0;
+  int64_t candidates_scored = 0;
+  int64_t candidates_in_flight = 0;
+  int64_t redispatched = 0;
+  double candidates_per_s = 0.0;
+  double reward_mean = 0.0;
+  double staleness_mean = 0.0;
+  std::map<std::string, double> speedup_best;
+  std::vector<role_status> roles;
+  double wall_s = 0.0;
+  MSGPACK_DEFINE_MAP(step, policy_version, candidates_generated, candidates_scored, candidates_in_flight,
+                     redispatched, candidates_per_s, reward_mean, staleness_mean, speedup_best, roles, wall_s);
+};
+
+}  // namespace crucible

@@ -1,0 +1,101 @@
+#pragma once
+// What the pipeline stages say about a candidate: the compiler's result, the benchmarker's measurements
+// and evidence, and the verifier's verdict.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <msgpack.hpp>
+
+#include "messages/task.hpp"
+
+namespace crucible {
+
+struct compile_result {
+  std::string candidate_id;
+  std::string content_hash;
+  bool ok = false;
+  bool cached = false;
+  std::string artifact;  ///< path of the shared object
+  std::string log;       ///< compiler diagnostics, trimmed; what the policy or a person acts on
+  double seconds = 0.0;
+  MSGPACK_DEFINE_MAP(candidate_id, content_hash, ok, cached, artifact, log, seconds);
+};
+
+/// Timings of one evaluation: per-bucket means (milliseconds) of the paired, randomized trials.
+struct timing_summary {
+  std::vector<double> eager_ms;
+  std::vector<double> candidate_ms;
+  std::vector<double> bucket_speedups;
+  double eager_ms_median = 0.0;
+  double candidate_ms_median = 0.0;
+  double speedup = 0.0;     ///< median of bucket speedups
+  double spread = 0.0;      ///< coefficient of variation of the bucket speedups
+  int32_t trials_per_bucket = 0;
+  int32_t reruns = 0;       ///< times the variance gate asked for a re-run
+  MSGPACK_DEFINE_MAP(eager_ms, candidate_ms, bucket_speedups, eager_ms_median, candidate_ms_median, speedup,
+                     spread, trials_per_bucket, reruns);
+};
+
+/// The benchmarker's report. status: ok | load_error | crash | timeout | error.
+/// evidence: machine-readable tags the verifier judges ("input_mutated:w", "output_unwritten",
+/// "output_changed_after_return", "threads_left_running", "post_timing_mismatch", "input_independent").
+struct bench_result {
+  std::string candidate_id;
+  std::string task;
+  std::string status = "ok";
+  bool correct = false;
+  bool timed = false;
+  double max_abs_err = 0.0;
+  double max_rel_err = 0.0;
+  double speedup_vs_eager = 0.0;
+  timing_summary timing;
+  std::vector<std::string> evidence;
+  std::vector<std::string> notes;   ///< human-readable details behind the evidence
+  std::string error;
+  std::string worker;               ///< which worker measured it (host:pid)
+  int32_t attempts = 1;             ///< workers it took (a worker killed under it is retried)
+  double wall_s = 0.0;
+  MSGPACK_DEFINE_MAP(candidate_id, task, status, correct, timed, max_abs_err, max_rel_err, speedup_vs_eager,
+                     timing, evidence, notes, error, worker, attempts, wall_s);
+};
+
+/// How the benchmarker measures (DESIGN.md §5); defaults come from config (benchmark.*).
+struct eval_options {
+  int32_t seeds = 3;          ///< correctness seeds; one of them draws heavy-tailed inputs
+  int32_t input_sets = 4;     ///< rotating pool of timing inputs (different values and addresses)
+  int32_t warmup = 2;         ///< untimed paired calls before the buckets
+  int32_t buckets = 7;        ///< CUDA-L1 uses 7
+  int32_t trials = 3;         ///< paired trials per bucket
+  bool flush_cache = true;    ///< evict caches before every timed call
+  int32_t threads = 1;        ///< intra-op threads for the reference; candidates run on the calling thread
+  double settle_ms = 5.0;     ///< wait after a call before re-checking its outputs (deferred work shows)
+  double max_spread = 0.10;   ///< variance gate on bucket speedups; above it the buckets are re-run once
+  int32_t max_reruns = 1;
+  bool timing = true;         ///< false: correctness checks only
+  MSGPACK_DEFINE_MAP(seeds, input_sets, warmup, buckets, trials, flush_cache, threads, settle_ms, max_spread,
+                     max_reruns, timing);
+};
+
+/// What the benchmarker asks of its isolated worker process.
+struct eval_request {
+  std::string candidate_id;
+  task_spec task;
+  std::string artifact;  ///< shared object exporting crucible_forward
+  eval_options options;
+  MSGPACK_DEFINE_MAP(candidate_id, task, artifact, options);
+};
+
+/// outcome: pass | incorrect | compile_error | crash | timeout | hack | error.
+struct verdict {
+  std::string candidate_id;
+  std::string content_hash;
+  std::string outcome = "error";
+  std::vector<std::string> flags;     ///< hack flags; non-empty means outcome == hack
+  std::vector<std::string> evidence;  ///< what each flag rests on
+  double speedup = 0.0;               ///< the believed speedup vs eager (0 unless pass)
+  double reward = 0.0;
+  MSGPACK_DEFINE_MAP(candidate_id, content_hash, outcome, flags, evidence, speedup, reward);
+};
+
+}  // namespace crucible

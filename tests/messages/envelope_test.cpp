@@ -1,0 +1,202 @@
+#include "messages/envelope.hpp"
+
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "tests/messages/sample_messages.hpp"
+
+namespace crucible {
+namespace {
+
+template <class T>
+void expect_round_trip(const T& msg) {
+  std::string bytes = encode(msg, "test");
+  auto env = decode(bytes);
+  ASSERT_TRUE(env) << env.message();
+  EXPECT_EQ(env->kind, message_kind<T>::name);
+  EXPECT_EQ(env->from, "test");
+  EXPECT_EQ(env->version, schema_version);
+  auto back = env->template as<T>();
+  ASSERT_TRUE(back) << back.message();
+  // Every field is in the map, so equal re-encodings mean equal messages.
+  EXPECT_EQ(encode(*back, "test"), bytes);
+}
+
+TEST(Envelope, EveryMessageTypeRoundTrips) {
+  expect_round_trip(test::sample_task());
+  expect_round_trip(test::sample_prompt());
+  expect_round_trip(test::sample_candidate());
+  expect_round_trip(test::sample_compile());
+  expect_round_trip(test::sample_bench());
+  expect_round_trip(test::sample_eval_request());
+  expect_round_trip(test::sample_verdict());
+  expect_round_trip(test::sample_group().members[0]);
+  expect_round_trip(test::sample_group());
+  expect_round_trip(test::sample_batch());
+  expect_round_trip(test::sample_weights());
+  expect_round_trip(test::sample_control());
+  expect_round_trip(test::sample_status());
+}
+
+TEST(Envelope, FieldsSurviveTheTrip) {
+  auto c = decode_as<candidate>(encode(test::sample_candidate()));
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->id, "g7-3");
+  EXPECT_EQ(c->policy_version, 12);
+  ASSERT_EQ(c->logprobs.size(), 3u);
+  EXPECT_FLOAT_EQ(c->logprobs[2], -1.25f);
+  auto w = decode_as<weights_update>(encode(test::sample_weights()));
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->bytes, test::sample_weights().bytes);
+  auto t = decode_as<task_spec>(encode(test::sample_task()));
+  ASSERT_TRUE(t);
+  EXPECT_DOUBLE_EQ(t->ops[3].attrs.at("s"), 0.5);
+}
+
+TEST(Envelope, EveryTruncationIsAnErrorNotACrash) {
+  std::string bytes = encode(test::sample_group());
+  for (size_t n = 0; n < bytes.size(); ++n) {
+    auto env = decode(std::string_view(bytes.data(), n));
+    if (env) {
+      // A prefix can only decode if it is a complete envelope, which a strict prefix never is.
+      ADD_FAILURE() << "prefix of " << n << " bytes decoded";
+    }
+  }
+}
+
+TEST(Envelope, RandomBytesAndBitFlipsGiveErrorsOrValidMessages) {
+  std::mt19937 rng(7);
+  std::string good = encode(test::sample_bench());
+  for (int i = 0; i < 3000; ++i) {
+    std::string bytes = good;
+    int flips = 1 + static_cast<int>(rng() % 4);
+    for (int f = 0; f < flips; ++f) bytes[rng() % bytes.size()] ^= static_cast<char>(1 << (rng() % 8));
+    auto b = decode_as<bench_result>(bytes);  // must not crash or throw
+    if (!b) EXPECT_FALSE(b.message().empty());
+  }
+  for (int i = 0; i < 1000; ++i) {
+    std::string junk(rng() % 64, '\0');
+    for (auto& ch : junk) ch = static_cast<char>(rng());
+    auto env = decode(junk);
+    if (!env) EXPECT_FALSE(env.message().empty());
+  }
+}
+
+TEST(Envelope, WrongVersionIsAClearError) {
+  msgpack::sbuffer buf;
+  msgpack::packer<msgpack::sbuffer> pk(buf);
+  pk.pack_map(3);
+  pk.pack(std::string("v"));
+  pk.pack(schema_version + 1);
+  pk.pack(std::string("kind"));
+  pk.pack(std::string("candidate"));
+  pk.pack(std::string("body"));
+  pk.pack(test::sample_candidate());
+  auto env = decode(std::string_view(buf.data(), buf.size()));
+  ASSERT_FALSE(env);
+  EXPECT_NE(env.message().find("schema version " + std::to_string(schema_version + 1)), std::string::npos)
+      << env.message();
+}
+
+TEST(Envelope, MissingVersionKindOrBodyAreErrors) {
+  auto make = [](bool v, bool kind, bool body) {
+    msgpack::sbuffer buf;
+    msgpack::packer<msgpack::sbuffer> pk(buf);
+    pk.pack_map(int(v) + int(kind) + int(body));
+    if (v) pk.pack(std::string("v")), pk.pack(schema_version);
+    if (kind) pk.pack(std::string("kind")), pk.pack(std::string("control"));
+    if (body) pk.pack(std::string("body")), pk.pack(test::sample_control());
+    return std::string(buf.data(), buf.size());
+  };
+  EXPECT_FALSE(decode(make(false, true, true)));
+  EXPECT_FALSE(decode(make(true, false, true)));
+  EXPECT_FALSE(decode(make(true, true, false)));
+  EXPECT_TRUE(decode(make(true, true, true)));
+  EXPECT_FALSE(decode(encode(test::sample_control()) + "x"));  // trailing bytes
+}
+
+TEST(Envelope, KindMismatchIsAnError) {
+  auto r = decode_as<candidate>(encode(test::sample_control()));
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.message().find("expected 'candidate'"), std::string::npos);
+}
+
+TEST(Envelope, UnknownKeysAreIgnoredAndMissingKeysDefault) {
+  msgpack::sbuffer buf;
+  msgpack::packer<msgpack::sbuffer> pk(buf);
+  pk.pack_map(3);
+  pk.pack(std::string("v"));
+  pk.pack(schema_version);
+  pk.pack(std::string("kind"));
+  pk.pack(std::string("control"));
+  pk.pack(std::string("body"));
+  pk.pack_map(2);
+  pk.pack(std::string("command"));
+  pk.pack(std::string("stop"));
+  pk.pack(std::string("a_field_from_the_future"));
+  pk.pack(std::vector<int>{1, 2, 3});
+  auto c = decode_as<control>(std::string_view(buf.data(), buf.size()));
+  ASSERT_TRUE(c) << c.message();
+  EXPECT_EQ(c->command, "stop");
+  EXPECT_EQ(c->role, "");
+  EXPECT_EQ(c->count, 0);
+}
+
+TEST(Envelope, WrongFieldTypeIsAnError) {
+  msgpack::sbuffer buf;
+  msgpack::packer<msgpack::sbuffer> pk(buf);
+  pk.pack_map(3);
+  pk.pack(std::string("v"));
+  pk.pack(schema_version);
+  pk.pack(std::string("kind"));
+  pk.pack(std::string("control"));
+  pk.pack(std::string("body"));
+  pk.pack_map(1);
+  pk.pack(std::string("count"));
+  pk.pack(std::string("three"));
+  auto c = decode_as<control>(std::string_view(buf.data(), buf.size()));
+  ASSERT_FALSE(c);
+  EXPECT_NE(c.message().find("malformed 'control' body"), std::string::npos) << c.message();
+}
+
+// Golden bytes pin the wire format: a change here breaks every peer written in another language.
+// Regenerate deliberately with CRUCIBLE_UPDATE_GOLDEN=1 (and bump schema_version if meanings changed).
+template <class T>
+void expect_golden(const T& msg) {
+  std::string path = std::string(CRUCIBLE_TEST_DATA_DIR) + "/messages/" + message_kind<T>::name + ".msgpack";
+  std::string bytes = encode(msg, "golden");
+  if (std::getenv("CRUCIBLE_UPDATE_GOLDEN")) {
+    std::ofstream(path, std::ios::binary) << bytes;
+    return;
+  }
+  std::ifstream in(path, std::ios::binary);
+  ASSERT_TRUE(in) << "missing golden file " << path << " (run with CRUCIBLE_UPDATE_GOLDEN=1 once)";
+  std::string want((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(bytes, want) << "wire bytes of '" << message_kind<T>::name << "' changed";
+  auto back = decode_as<T>(want);
+  ASSERT_TRUE(back) << back.message();
+  EXPECT_EQ(encode(*back, "golden"), want);
+}
+
+TEST(Envelope, GoldenBytes) {
+  expect_golden(test::sample_task());
+  expect_golden(test::sample_prompt());
+  expect_golden(test::sample_candidate());
+  expect_golden(test::sample_compile());
+  expect_golden(test::sample_bench());
+  expect_golden(test::sample_eval_request());
+  expect_golden(test::sample_verdict());
+  expect_golden(test::sample_group().members[0]);
+  expect_golden(test::sample_group());
+  expect_golden(test::sample_batch());
+  expect_golden(test::sample_weights());
+  expect_golden(test::sample_control());
+  expect_golden(test::sample_status());
+}
+
+}  // namespace
+}  // namespace crucible

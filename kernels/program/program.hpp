@@ -30,10 +30,13 @@ struct program {
   bool operator==(const program& o) const { return rewrites == o.rewrites && groups == o.groups; }
 };
 
-/// "rewrites: a,b | [0-2] simd math=poly unroll=4 | [3] online acc=8" ("rewrites: -" when none).
+/// "rewrites: a,b | [0-2] simd math=poly unroll=4 | [3] online acc=8" ("rewrites: -" when none). Knobs are
+/// written in name order (std::map), so equal programs have equal text: the replay buffer dedupes on it.
+/// A group of one op is "[i]", otherwise "[first-last]".
 std::string to_text(const program& p);
 
-/// Inverse of to_text; errors say which part did not parse.
+/// Inverse of to_text (parse_program(to_text(p)) == p); errors say which part did not parse. Only the
+/// syntax is checked here: whether the program fits a task is validate_program's job.
 expected<program> parse_program(std::string_view text);
 
 }  // namespace crucible::kernels

@@ -7,8 +7,20 @@
 // Decision order: (1) each rewrite, in catalogue order, that matches the chain as rewritten so far: no|yes;
 // (2) for each op of the rewritten chain after the first: split|fuse with the group before it (fuse only
 // where the emitter can fuse); (3) for each group in order: its strategy, then each knob of that strategy.
+//
+// Slots and options (kernels/program/rewrites.hpp and group_kinds.hpp say what each means):
+//   rewrite:<name>      no | yes      drop_redundant, max_through_monotone, sum_through_affine,
+//                                     gemm_rowsum_to_gemv, fold_scalars
+//   fuse:<op>           split | fuse  (fuse only where legal; <op> may be a derived op: _affine, ...)
+//   strategy:<kind>     elementwise: loop | simd; row: multi_pass | fused_pass | online;
+//                       gemm: blas | tiled | naive; gemv: dot | simd
+//   knob:<name>         unroll 1|2|4, math libm|poly, acc 1|4|8, block_rows 0|32|128, tile 32|64
+// Every decision is asked, even one with a single legal option, so a program's decisions line up with the
+// chain the same way for every task. Only the "cpu" target exists today.
+#include <memory>
 #include <random>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -33,9 +45,16 @@ struct program_vocabulary {
 };
 const program_vocabulary& vocabulary(std::string_view target = "cpu");
 
-/// Builds one program decision by decision.
+/// Builds one program decision by decision. Copies are independent (a copy can be explored, e.g. in a
+/// beam search, without disturbing the original). Not thread-safe; use one builder per thread.
 class program_builder {
  public:
+  program_builder(const program_builder& o);
+  program_builder& operator=(const program_builder& o);
+  program_builder(program_builder&&) noexcept = default;
+  program_builder& operator=(program_builder&&) noexcept = default;
+  ~program_builder();
+
   /// Errors if the task does not validate or the target has no emitter for one of its ops.
   static expected<program_builder> create(const task_spec& task, std::string_view target = "cpu");
 
@@ -60,10 +79,11 @@ class program_builder {
 /// The decisions (each with the option taken) that build `p` for `task`; an error if `p` is not in the
 /// task's space. Used to show exemplars to the policy and to replay a sample for the learner.
 expected<std::vector<std::pair<decision, std::string>>> decisions_of(const task_spec& task, const program& p,
-                                                                      std::string_view target = "cpu");
+                                                                     std::string_view target = "cpu");
 
-/// The eager-equivalent program: no rewrites, one group per op, baseline strategy (library call for GEMM).
-/// Always in the space, so a reward of about 1.0 is always reachable.
+/// The eager-equivalent program: no rewrites, one group per op, baseline strategy (loop / multi_pass /
+/// blas / dot) with default knobs (unroll=1, math=libm, acc=1, block_rows=0). Always in the space, so a
+/// reward of about 1.0 is always reachable. An empty program if the task is not in any space (invalid).
 program eager_program(const task_spec& task);
 
 /// A uniformly random walk through the decisions (tests, and a baseline policy).

@@ -10,20 +10,29 @@ namespace crucible::kernels {
 
 struct output_comparison {
   bool ok = false;           ///< |got - want| <= atol + rtol * |want| everywhere, and same non-finites
-  double max_abs_err = 0.0;
-  double max_rel_err = 0.0;
+  double max_abs_err = 0.0;  ///< over elements where both sides are finite; inf if a non-finite mismatched
+  double max_rel_err = 0.0;  ///< |got - want| / |want| over finite elements with want != 0
   int64_t mismatches = 0;
   int64_t first_mismatch = -1;
-  int64_t poisoned = 0;      ///< elements still holding the poison pattern (never written)
+  int64_t poisoned = 0;  ///< elements still holding the poison pattern (never written)
+  int64_t numel = 0;     ///< elements compared
+  std::string error;     ///< set when the two cannot be compared at all (dtype or shape differ)
   std::string summary() const;
 };
 
 /// Fills `t` with a NaN bit pattern no arithmetic produces, so unwritten elements are recognisable.
+/// One pattern per element width: 0x7ff80000deaddead (8 bytes), 0x7fc0dead (4: a quiet NaN whose payload
+/// float arithmetic never creates; NaNs computed from numbers carry the default payload), 0x7fda (2: a
+/// quiet NaN in both float16 and bfloat16), 0xa5 (1: not a valid bool). Integer outputs get the same bytes,
+/// which are valid integers there, so a poisoned count on an integer output is a strong hint, not proof.
 void poison(host_tensor& t);
 
 /// Number of elements of `t` still holding the poison pattern.
 int64_t count_poisoned(const host_tensor& t);
 
+/// Element-wise allclose of `got` against the reference `want` (same dtype and shape). NaN in `want`
+/// accepts NaN in `got`; infinities must match in sign; a poisoned element is always a mismatch (it was
+/// never written, even where `want` is NaN).
 output_comparison compare_outputs(const host_tensor& got, const host_tensor& want, double atol, double rtol);
 
 /// Byte equality (inputs unchanged; outputs unchanged after the call returned).

@@ -12,14 +12,19 @@
 
 namespace crucible::kernels {
 
-/// How input values are drawn. `nominal` follows each tensor_spec's dist; `heavy_tailed` replaces the
-/// activations' distribution with a heavy-tailed one (Student-t, 2 degrees of freedom, clipped at 1e3;
-/// absolute values where the spec says positive); parameters keep their nominal distribution.
+/// How input values are drawn. `nominal` follows each tensor_spec's dist:
+///   normal: N(0, scale^2);  uniform: U[lo, hi);  positive: scale * (|N(0, 1)| + 0.05), so never near 0;
+///   heavy_tailed: scale * t, t Student-t with 2 degrees of freedom clipped to [-1e3, 1e3].
+/// `heavy_tailed` draws every activation (param: false) as heavy_tailed, keeping the sign domain: a
+/// positive input becomes scale * |t| + 0.05 scale, a uniform one with lo >= 0 becomes scale * |t| + lo.
+/// Parameters keep their nominal distribution and values (both variants of a seed share the weights).
+/// Values come from std::mt19937_64 seeded from (seed, input index, variant) and samplers of our own,
+/// so they are the same with every standard library and LibTorch version.
 enum class input_variant { nominal, heavy_tailed };
 
 class reference_executor {
  public:
-  /// Validates the task (infer_shapes) and prepares the op sequence.
+  /// Validates the task (infer_shapes) and prepares the op sequence. Floating dtypes only.
   static expected<reference_executor> create(const task_spec& task);
   reference_executor(reference_executor&&) noexcept;
   reference_executor& operator=(reference_executor&&) noexcept;
@@ -35,6 +40,8 @@ class reference_executor {
   host_tensor make_output() const;
 
   /// Runs the eager reference on `inputs` (wrapped in place, not copied) and writes the result to `out`.
+  /// Inputs and output must have the task's dtypes and shapes (std::invalid_argument otherwise: a caller
+  /// bug, not a data error). Thread-safe for concurrent calls on one executor.
   void run(const std::vector<host_tensor>& inputs, host_tensor& out) const;
 
   /// Runs the eager reference on `inputs` and returns the milliseconds the ops took (from the first op's

@@ -14,17 +14,30 @@ struct lint_options {
   double min_relative_std = 1e-3;  ///< output std / (mean |output| + 1e-12) below this: near-constant
   double min_eager_ms = 0.0;       ///< > 0: a task faster than this gets a problem
   int timing_calls = 5;
+  /// Largest share of the task's tolerance that float32 rounding alone may use (the float32 reference
+  /// against the same chain in float64). A correct candidate rounds differently from the reference (other
+  /// summation order, a rewrite), so the tolerance needs headroom of about 2x over the reference's own error.
+  double max_tolerance_use = 0.5;
 };
 
 struct lint_report {
   std::string task;
   bool ok = false;
   std::vector<std::string> problems;
-  double eager_ms = 0.0;      ///< median of timing_calls single-thread eager calls
-  double output_std = 0.0;
+  double eager_ms = 0.0;    ///< median of timing_calls single-thread eager calls
+  double output_std = 0.0;  ///< of the nominal output for the first seed
   double output_mean_abs = 0.0;
+  double tolerance_use = 0.0;  ///< max over elements and runs of |ref32 - ref64| / (atol + rtol |ref64|)
 };
 
+/// Runs the reference on `options.seeds` seeds, nominal and heavy-tailed inputs, and reports every reason
+/// the task could not measure a candidate honestly. Sets LibTorch's thread count to 1 while timing and
+/// restores it after; not safe to call concurrently with other LibTorch work that depends on that setting.
 lint_report lint_task(const task_spec& task, const lint_options& options = {});
+
+/// A fixed-width table of a suite, one row per report: name, family, shape of inputs[0] -> output shape,
+/// number of ops, eager ms and the lint verdict, followed by each problem on its own line. `tasks` supplies
+/// family and shapes (matched by name; a report without a task prints blanks). For `crucible tasks`.
+std::string format_task_table(const std::vector<lint_report>& reports, const std::vector<task_spec>& tasks);
 
 }  // namespace crucible::kernels

@@ -36,19 +36,19 @@ std::string cpu_reduce(const cpu_reduction& r, int acc, const std::string& var, 
     return out + "for (int64_t " + var + " = 0; " + var + " < " + len + "; ++" + var + ") {\n" + body +
            scalar_names(r.update) + "\n}\n";
   }
-  const std::string a = std::to_string(acc), b0 = var + "_0";
+  const std::string a = std::to_string(acc), b0 = var + "_" + r.accs.front().first;  // unique per reduction
   for (const auto& [name, init] : r.accs)
-    out += "float " + name + "_p[" + a + "];\nfor (int k = 0; k < " + a + "; ++k) " + name +
-           "_p[k] = " + init + ";\n";
+    out += "float " + name + "_p[" + a + "];\nfor (int l_ = 0; l_ < " + a + "; ++l_) " + name +
+           "_p[l_] = " + init + ";\n";
   std::string lane_update = r.update;
-  for (const auto& [name, init] : r.accs) lane_update = replace_all(lane_update, "$" + name, name + "_p[k]");
+  for (const auto& [name, init] : r.accs) lane_update = replace_all(lane_update, "$" + name, name + "_p[l_]");
   out += "int64_t " + b0 + " = 0;\nfor (; " + b0 + " + " + a + " <= " + len + "; " + b0 + " += " + a +
-         ") {\n#pragma omp simd\nfor (int k = 0; k < " + a + "; ++k) {\nconst int64_t " + var + " = " + b0 +
-         " + k;\n" + body + lane_update + "\n}\n}\n";
+         ") {\n#pragma omp simd\nfor (int l_ = 0; l_ < " + a + "; ++l_) {\nconst int64_t " + var + " = " +
+         b0 + " + l_;\n" + body + lane_update + "\n}\n}\n";
   for (const auto& [name, init] : r.accs) out += "float " + name + " = " + name + "_p[0];\n";
   std::string combine = r.combine;
-  for (const auto& [name, init] : r.accs) combine = replace_all(combine, "$" + name + "@", name + "_p[k]");
-  out += "if (" + b0 + " > 0)\nfor (int k = 1; k < " + a + "; ++k) {\n" + scalar_names(combine) + "\n}\n";
+  for (const auto& [name, init] : r.accs) combine = replace_all(combine, "$" + name + "@", name + "_p[l_]");
+  out += "if (" + b0 + " > 0)\nfor (int l_ = 1; l_ < " + a + "; ++l_) {\n" + scalar_names(combine) + "\n}\n";
   out += "for (int64_t " + var + " = " + b0 + "; " + var + " < " + len + "; ++" + var + ") {\n" + body +
          scalar_names(r.update) + "\n}\n";
   return out;

@@ -3,6 +3,9 @@
 // travel as msgpack envelopes over a pair of pipes (not stdout, which candidates may write to). The worker
 // is started lazily; if it crashes, hangs past the deadline or is killed, the call returns a bench_result
 // saying so (status crash or timeout) and the next call starts a fresh worker.
+// The worker runs in its own process group (a kill takes the candidates' children too), under RLIMIT_AS,
+// without network where the OS allows, and gets SIGKILL when the thread that started it exits
+// (PR_SET_PDEATHSIG): start and use a client from a long-lived thread.
 #include <string>
 
 #include "messages/evaluation.hpp"
@@ -11,7 +14,8 @@ namespace crucible::kernels {
 
 struct worker_options {
   std::string worker_path;  ///< the crucible-eval-worker executable; empty: next to this executable
-  double timeout_s = 30.0;  ///< per evaluation
+  double timeout_s = 30.0;  ///< per evaluation, from the request being sent to the result
+  double startup_timeout_s = 60.0;  ///< a fresh worker must be ready (LibTorch loaded) within this
   int64_t memory_mb = 8192; ///< address-space limit of the worker
   std::string log_path;     ///< the worker's stdout/stderr (candidate output lands here); empty: /dev/null
 };
@@ -23,12 +27,13 @@ class worker_client {
   worker_client(const worker_client&) = delete;
   worker_client& operator=(const worker_client&) = delete;
 
-  /// Evaluates one candidate. Never throws.
+  /// Evaluates one candidate. Never throws. One call at a time (not thread-safe). A worker in which the
+  /// candidate left threads or deferred writes behind is retired after answering.
   bench_result evaluate(const eval_request& request);
 
   /// Kills the worker (if any); the next evaluate starts a fresh one.
   void restart();
-  /// The worker's pid, 0 when none is running.
+  /// The worker's pid, 0 when none is running. Safe to call from any thread.
   int pid() const;
   /// Workers started so far.
   int starts() const;

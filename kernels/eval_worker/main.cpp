@@ -1,0 +1,89 @@
+// crucible-eval-worker: the isolated process that runs candidates (DESIGN.md §5). Reads length-prefixed
+// eval_request envelopes from fd 3 and answers each with a bench_result envelope on fd 4; stdout and stderr
+// belong to the candidates (the client sends them to a log). On start it sends one bench_result with status
+// "ready" (LibTorch is loaded by then). A candidate that crashes or hangs takes this
+// process down with it, never the runtime: the worker client notices and starts a fresh one.
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "kernels/eval/frame_io.hpp"
+#include "kernels/eval_worker/candidate_evaluator.hpp"
+#include "messages/envelope.hpp"
+
+namespace {
+
+constexpr const char* worker_name = "eval_worker";
+
+int usage() {
+  std::fprintf(stderr,
+               "usage: crucible-eval-worker [--in-fd N] [--out-fd N]\n"
+               "Speaks length-prefixed msgpack envelopes: eval_request in (default fd 3), bench_result out "
+               "(default fd 4). Started by the benchmarker's worker client, not by hand.\n");
+  return 2;
+}
+
+bool reply(int fd, const crucible::bench_result& r) {
+  return static_cast<bool>(crucible::kernels::write_frame(fd, crucible::encode(r, worker_name)));
+}
+
+crucible::bench_result error_result(const std::string& message) {
+  crucible::bench_result r;
+  r.status = "error";
+  r.error = message;
+  return r;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int in_fd = 3, out_fd = 4;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if ((a == "--in-fd" || a == "--out-fd") && i + 1 < argc) {
+      (a == "--in-fd" ? in_fd : out_fd) = std::atoi(argv[++i]);
+    } else {
+      return usage();
+    }
+  }
+  if (fcntl(in_fd, F_GETFD) < 0 || fcntl(out_fd, F_GETFD) < 0) {
+    std::fprintf(stderr, "crucible-eval-worker: fds %d and %d must be open (request and reply pipes)\n", in_fd,
+                 out_fd);
+    return usage();
+  }
+  // The protocol pipes are not for anything a candidate might exec.
+  fcntl(in_fd, F_SETFD, FD_CLOEXEC);
+  fcntl(out_fd, F_SETFD, FD_CLOEXEC);
+  // A vanished client is a write error, handled below, not a signal.
+  signal(SIGPIPE, SIG_IGN);
+
+  crucible::kernels::candidate_evaluator evaluator;
+  // Ready: the client starts the per-evaluation deadline only now, so loading LibTorch on a busy machine
+  // is not charged to the first candidate.
+  crucible::bench_result ready;
+  ready.status = "ready";
+  ready.worker = evaluator.worker_id();
+  if (!reply(out_fd, ready)) return 4;
+  for (;;) {
+    auto frame = crucible::kernels::read_frame(in_fd);
+    if (frame.status == crucible::kernels::frame_status::eof) return 0;
+    if (frame.status != crucible::kernels::frame_status::ok) {
+      // The stream cannot be resynchronized after a broken frame: say why and leave.
+      reply(out_fd, error_result("bad frame: " + frame.error));
+      return 3;
+    }
+    auto request = crucible::decode_as<crucible::eval_request>(frame.payload);
+    if (!request) {
+      if (!reply(out_fd, error_result("malformed request: " + request.message()))) return 4;
+      continue;
+    }
+    auto result = evaluator.evaluate(*request);
+    std::fflush(nullptr);  // candidate output lands in the log before the next request's
+    if (!reply(out_fd, result)) return 4;
+  }
+}

@@ -1,0 +1,443 @@
+#include "kernels/verify/judge.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <regex>
+#include <set>
+
+#include "messages/content_hash.hpp"
+
+namespace crucible::kernels {
+
+namespace {
+
+// The source with comments removed, in two forms: `text` keeps string literals (include paths, asm bodies),
+// `code` blanks their contents so a "std::thread" inside a string is not code. Newlines are kept so line
+// numbers survive.
+struct stripped_source {
+  std::string text;
+  std::string code;
+};
+
+stripped_source strip(const std::string& src) {
+  stripped_source out;
+  out.text.reserve(src.size());
+  out.code.reserve(src.size());
+  enum class st { code, line_comment, block_comment, str, chr, raw } s = st::code;
+  std::string raw_end;
+  for (size_t i = 0; i < src.size(); ++i) {
+    char c = src[i];
+    char next = i + 1 < src.size() ? src[i + 1] : '\0';
+    auto put = [&](char t, char k) {
+      out.text += t;
+      out.code += k;
+    };
+    switch (s) {
+      case st::code:
+        if (c == '/' && next == '/') {
+          s = st::line_comment;
+          put(' ', ' ');
+        } else if (c == '/' && next == '*') {
+          s = st::block_comment;
+          put(' ', ' ');
+          put(' ', ' ');
+          ++i;
+        } else if (c == 'R' && next == '"' && (i == 0 || !(std::isalnum(src[i - 1]) || src[i - 1] == '_'))) {
+          size_t open = src.find('(', i + 2);
+          if (open == std::string::npos) {
+            put(c, c);
+            break;
+          }
+          raw_end = ")" + src.substr(i + 2, open - i - 2) + "\"";
+          for (size_t k = i; k <= open; ++k) put(src[k], src[k] == '\n' ? '\n' : (k <= i + 1 ? src[k] : ' '));
+          i = open;
+          s = st::raw;
+        } else if (c == '"') {
+          s = st::str;
+          put(c, c);
+        } else if (c == '\'' && !(i > 0 && std::isxdigit(static_cast<unsigned char>(src[i - 1])) &&
+                                  std::isxdigit(static_cast<unsigned char>(next)))) {
+          s = st::chr;  // (a ' between hex digits is a C++14 digit separator)
+          put(c, c);
+        } else {
+          put(c, c);
+        }
+        break;
+      case st::line_comment:
+        if (c == '\n') {
+          s = st::code;
+          put('\n', '\n');
+        } else if (c == '\\' && next == '\n') {
+          put(' ', ' ');
+          put('\n', '\n');
+          ++i;
+        } else {
+          put(' ', ' ');
+        }
+        break;
+      case st::block_comment:
+        if (c == '*' && next == '/') {
+          s = st::code;
+          put(' ', ' ');
+          put(' ', ' ');
+          ++i;
+        } else {
+          put(c == '\n' ? '\n' : ' ', c == '\n' ? '\n' : ' ');
+        }
+        break;
+      case st::str:
+      case st::chr: {
+        char quote = s == st::str ? '"' : '\'';
+        if (c == '\\' && next != '\0') {
+          put(c, ' ');
+          put(next, next == '\n' ? '\n' : ' ');
+          ++i;
+        } else if (c == quote || c == '\n') {
+          s = st::code;
+          put(c, c);
+        } else {
+          put(c, ' ');
+        }
+        break;
+      }
+      case st::raw:
+        if (src.compare(i, raw_end.size(), raw_end) == 0) {
+          for (char k : raw_end) put(k, k);
+          i += raw_end.size() - 1;
+          s = st::code;
+        } else {
+          put(c, c == '\n' ? '\n' : ' ');
+        }
+        break;
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> split_lines(const std::string& s) {
+  std::vector<std::string> lines;
+  size_t start = 0;
+  for (;;) {
+    size_t nl = s.find('\n', start);
+    lines.push_back(s.substr(start, nl == std::string::npos ? std::string::npos : nl - start));
+    if (nl == std::string::npos) break;
+    start = nl + 1;
+  }
+  return lines;
+}
+
+std::string trim(const std::string& s) {
+  size_t b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string::npos) return {};
+  size_t e = s.find_last_not_of(" \t\r\n");
+  return s.substr(b, e - b + 1);
+}
+
+struct pattern {
+  const char* flag;
+  std::regex re;
+  bool on_text;  ///< match against the text with string literals kept (includes, asm)
+};
+
+const std::vector<pattern>& patterns() {
+  static const std::vector<pattern> all = [] {
+    auto re = [](const char* p) { return std::regex(p, std::regex::ECMAScript | std::regex::optimize); };
+    return std::vector<pattern>{
+        {"spawns_thread", re(R"(\bstd\s*::\s*(thread|jthread|async)\b)"), false},
+        {"spawns_thread", re(R"(\b(pthread_create|thrd_create|clone3?|v?fork)\s*\()"), false},
+        {"spawns_thread", re(R"(\bthread\s+\w+\s*[({])"), false},
+        {"spawns_thread", re(R"(#\s*pragma\s+omp\s+(parallel|task)\b)"), false},
+        {"spawns_thread", re(R"(#\s*include\s*[<"](thread|future|pthread\.h|threads\.h)[>"])"), true},
+        {"reads_clock", re(R"(\b(chrono|steady_clock|system_clock|high_resolution_clock)\b)"), false},
+        {"reads_clock", re(R"(\b(clock_gettime|gettimeofday|timespec_get|ftime|clock_getres)\b)"), false},
+        {"reads_clock", re(R"(\b(__rdtscp?|_?rdtscp?|__builtin_ia32_rdtscp?|__builtin_readcyclecounter)\b)"), false},
+        {"reads_clock", re(R"(\bclock\s*\(\s*\))"), false},
+        {"reads_clock", re(R"(\btime\s*\(\s*(NULL|nullptr|0|&))"), false},
+        {"reads_clock", re(R"(\b(asm|__asm__|__asm)\b.*\brdtscp?\b)"), true},
+        {"calls_reference", re(R"(\b(at|torch|c10|caffe2|aten)\s*::)"), false},
+        {"calls_reference", re(R"(#\s*include\s*[<"](torch|ATen|c10|caffe2)/)"), true},
+        {"calls_reference", re(R"(\bcrucible\s*::|\breference_executor\b|\bset_reference_threads\b)"), false},
+        {"calls_reference", re(R"(_ZN(2at|5torch|3c10|8crucible))"), true},
+        {"dynamic_loading", re(R"(\b(dlopen|dlmopen|dlsym|dlvsym|dladdr1?|dlinfo|dl_iterate_phdr|__libc_dlopen\w*)\b)"), false},
+        {"dynamic_loading", re(R"(\bRTLD_\w+)"), false},
+        {"dynamic_loading", re(R"(#\s*include\s*[<"]dlfcn\.h[>"])"), true},
+        {"system_call", re(R"(\b(system|popen|execl|execlp|execle|execv|execvp|execvpe|execve|fexecve)\s*\()"), false},
+        {"system_call", re(R"(\b(posix_spawnp?|syscall|ptrace|prctl|mprotect|setrlimit|sigaction)\b)"), false},
+        {"system_call", re(R"(\b(signal|kill|raise)\s*\()"), false},
+        {"system_call", re(R"(\b(asm|__asm__|__asm)\b.*\b(syscall|sysenter)\b|int\s+\$?0x80)"), true},
+        {"file_access", re(R"(\b(fopen|freopen|open|openat|creat|mmap)\s*\()"), false},
+        {"file_access", re(R"(\b(i|o)?fstream\b)"), false},
+        {"file_access", re(R"("/(proc|sys|dev)/)"), true},
+    };
+  }();
+  return all;
+}
+
+const std::vector<std::string>& flag_order() {
+  static const std::vector<std::string> order = {"spawns_thread", "reads_clock",   "static_state", "calls_reference",
+                                                 "dynamic_loading", "system_call", "file_access"};
+  return order;
+}
+
+// Drops template argument lists, so "map<const void*, T>" does not read as a const declaration.
+std::string drop_template_args(const std::string& s) {
+  std::string out;
+  int depth = 0;
+  for (char c : s) {
+    if (c == '<') {
+      ++depth;
+      continue;
+    }
+    if (c == '>' && depth > 0) {
+      --depth;
+      continue;
+    }
+    if (depth == 0) out += c;
+  }
+  return depth == 0 ? out : s;
+}
+
+bool const_like(const std::string& decl) {
+  static const std::regex re(R"(\b(const|constexpr|consteval)\b)");
+  return std::regex_search(drop_template_args(decl), re);
+}
+
+// "T f(args)" (a function declaration) rather than "T x = f(args)" or "T x[4]".
+bool is_function_decl(const std::string& decl) {
+  std::string d = drop_template_args(decl);
+  size_t paren = d.find('(');
+  if (paren == std::string::npos) return false;
+  size_t eq = d.find('=');
+  if (eq != std::string::npos && eq < paren) return false;
+  static const std::regex fn_ptr(R"(\(\s*\*)");
+  return !std::regex_search(d, fn_ptr);
+}
+
+// A definition of a mutable variable at namespace scope.
+bool is_global_mutable(const std::string& stmt) {
+  std::string s = trim(stmt);
+  if (s.empty()) return false;
+  static const std::regex skip(
+      R"(^(typedef|using|template|extern|friend|static_assert|namespace|return|enum|struct|class|union)\b)");
+  if (std::regex_search(s, skip)) {
+    // "static struct { ... } x" and "struct S s;" still declare variables; forward declarations do not.
+    static const std::regex fwd(R"(^(struct|class|union|enum)\s+\w+\s*$)");
+    static const std::regex var(R"(^(struct|class|union)\s+\w+\s+\w+)");
+    if (std::regex_search(s, fwd) || !std::regex_search(s, var)) return false;
+  }
+  if (const_like(s) || is_function_decl(s)) return false;
+  static const std::regex two_tokens(R"([\w:>*&\]]\s*[*&]?\s*\b\w+\s*(\[|=|\{|$))");
+  return std::regex_search(drop_template_args(s), two_tokens);
+}
+
+bool is_static_mutable(const std::string& stmt) {
+  static const std::regex st(R"(\b(static|thread_local)\b)");
+  return std::regex_search(stmt, st) && !const_like(stmt);
+}
+
+// Mutable state that outlives a call: namespace-scope variables, static locals, static data members.
+// A tiny scope tracker over the comment- and string-free code is enough for candidate files; static
+// functions and const/constexpr tables are not state.
+void find_static_state(const std::string& code, std::vector<std::pair<int, std::string>>& hits) {
+  enum class scope { ns, type, func, init };
+  std::vector<scope> stack;
+  auto top = [&] { return stack.empty() ? scope::ns : stack.back(); };
+  std::string stmt;
+  int stmt_line = 0;
+  int line = 1;
+  bool line_start = true;
+  bool in_pp = false;
+  bool after_type = false;
+  auto hit = [&](const std::string& why) { hits.emplace_back(stmt_line, why); };
+  static const std::regex ns_re(R"(\bnamespace\b|^extern\s*"[^"]*"\s*$)");
+  static const std::regex type_re(R"(\b(struct|class|union|enum)\b)");
+  static const std::regex lambda_re(R"(=\s*\[)");
+
+  for (size_t i = 0; i < code.size(); ++i) {
+    char c = code[i];
+    if (c == '\n') {
+      ++line;
+      // A preprocessor directive ends at a newline not escaped by a backslash.
+      if (in_pp && !(i > 0 && code[i - 1] == '\\')) in_pp = false;
+      line_start = true;
+      stmt += ' ';
+      continue;
+    }
+    if (line_start && (c == ' ' || c == '\t')) continue;
+    if (line_start && c == '#') in_pp = true;
+    line_start = false;
+    if (in_pp) continue;
+    if (trim(stmt).empty() && !std::isspace(static_cast<unsigned char>(c))) stmt_line = line;
+
+    if (c == '{') {
+      std::string s = trim(stmt);
+      scope t = top();
+      if (t == scope::func) {
+        if (is_static_mutable(s)) hit(s);
+        stack.push_back(scope::func);
+      } else if (t == scope::init) {
+        stack.push_back(scope::init);
+      } else if (std::regex_search(s, ns_re)) {
+        stack.push_back(scope::ns);
+      } else if (std::regex_search(s, type_re) && s.find('(') == std::string::npos) {
+        static const std::regex static_re(R"(^static\b)");
+        if (t == scope::ns && std::regex_search(s, static_re)) hit(s);
+        stack.push_back(scope::type);
+      } else if (s.empty() || (s.find('(') != std::string::npos && s.find('=') == std::string::npos) ||
+                 std::regex_search(s, lambda_re)) {
+        stack.push_back(scope::func);  // a function body (or a lambda bound to a name)
+      } else {
+        // A brace initializer: "float lut[4] = {" or "int x{".
+        if (t == scope::ns ? is_global_mutable(s) : is_static_mutable(s)) hit(s);
+        stack.push_back(scope::init);
+      }
+      stmt.clear();
+      after_type = false;
+    } else if (c == '}') {
+      after_type = !stack.empty() && stack.back() == scope::type;
+      if (!stack.empty()) stack.pop_back();
+      stmt.clear();
+    } else if (c == ';') {
+      std::string s = trim(stmt);
+      if (!s.empty()) {
+        switch (top()) {
+          case scope::func:
+            if (is_static_mutable(s)) hit(s);
+            break;
+          case scope::type:
+            if (is_static_mutable(s) && !is_function_decl(s)) hit(s);
+            break;
+          case scope::ns:
+            if (after_type ? std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_' : is_global_mutable(s))
+              hit(s);
+            break;
+          case scope::init:
+            break;
+        }
+      }
+      stmt.clear();
+      after_type = false;
+    } else {
+      stmt += c;
+    }
+  }
+}
+
+std::string line_evidence(const std::string& flag, int line, const std::vector<std::string>& raw_lines) {
+  std::string text = line >= 1 && line <= static_cast<int>(raw_lines.size()) ? trim(raw_lines[line - 1]) : "";
+  if (text.size() > 160) text = text.substr(0, 157) + "...";
+  return flag + ": line " + std::to_string(line) + ": " + text;
+}
+
+bool starts_with(const std::string& s, const std::string& p) { return s.compare(0, p.size(), p) == 0; }
+
+}  // namespace
+
+std::vector<std::string> static_source_flags(const std::string& source, std::vector<std::string>* evidence) {
+  auto stripped = strip(source);
+  auto raw_lines = split_lines(source);
+  auto text_lines = split_lines(stripped.text);
+  auto code_lines = split_lines(stripped.code);
+
+  std::map<std::string, std::vector<int>> found;  // flag -> lines
+  for (size_t n = 0; n < code_lines.size(); ++n)
+    for (const auto& p : patterns()) {
+      const std::string& line = p.on_text ? text_lines[n] : code_lines[n];
+      if (std::regex_search(line, p.re)) {
+        auto& lines = found[p.flag];
+        if (lines.empty() || lines.back() != static_cast<int>(n + 1)) lines.push_back(static_cast<int>(n + 1));
+      }
+    }
+  std::vector<std::pair<int, std::string>> state;
+  find_static_state(stripped.code, state);
+  for (const auto& [line, stmt] : state) {
+    auto& lines = found["static_state"];
+    if (std::find(lines.begin(), lines.end(), line) == lines.end()) lines.push_back(line);
+  }
+
+  std::vector<std::string> flags;
+  for (const auto& flag : flag_order()) {
+    auto it = found.find(flag);
+    if (it == found.end()) continue;
+    flags.push_back(flag);
+    if (!evidence) continue;
+    auto lines = it->second;
+    std::sort(lines.begin(), lines.end());
+    constexpr size_t max_lines = 3;  // enough to act on; a file full of std::thread says it thrice
+    for (size_t k = 0; k < lines.size() && k < max_lines; ++k)
+      evidence->push_back(line_evidence(flag, lines[k], raw_lines));
+    if (lines.size() > max_lines)
+      evidence->push_back(flag + ": and " + std::to_string(lines.size() - max_lines) + " more lines");
+  }
+  return flags;
+}
+
+verdict judge(const candidate& cand, const compile_result& compiled, const bench_result& bench,
+              const judge_options& options) {
+  verdict v;
+  v.candidate_id = !cand.id.empty() ? cand.id : !compiled.candidate_id.empty() ? compiled.candidate_id
+                                                                                : bench.candidate_id;
+  v.content_hash = !cand.content_hash.empty() ? cand.content_hash
+                   : !cand.source.empty()     ? sha256_hex(cand.source)
+                                              : compiled.content_hash;
+  v.speedup = 0.0;
+  v.reward = 0.0;
+
+  if (!compiled.ok) {
+    v.outcome = "compile_error";
+    std::string first = compiled.log.substr(0, compiled.log.find('\n'));
+    if (!first.empty()) v.evidence.push_back("compile: " + first);
+    return v;
+  }
+  if (bench.status == "crash" || bench.status == "timeout") {
+    v.outcome = bench.status;
+    if (!bench.error.empty()) v.evidence.push_back(bench.status + ": " + bench.error);
+    return v;
+  }
+  if (bench.status != "ok") {  // load_error, error, and anything a newer worker may say
+    v.outcome = "error";
+    v.evidence.push_back(bench.status + (bench.error.empty() ? "" : ": " + bench.error));
+    return v;
+  }
+
+  // Hack: dynamic evidence from the worker, or a static flag on the source.
+  std::set<std::string> seen;
+  for (const auto& tag : bench.evidence) {
+    std::string flag = tag.substr(0, tag.find(':'));
+    if (seen.insert(flag).second) v.flags.push_back(flag);
+    v.evidence.push_back(tag);
+  }
+  for (const auto& note : bench.notes)
+    for (const auto& flag : v.flags)
+      if (starts_with(note, flag)) {
+        v.evidence.push_back(note);
+        break;
+      }
+  if (!cand.source.empty()) {
+    std::vector<std::string> ev;
+    for (const auto& flag : static_source_flags(cand.source, &ev))
+      if (seen.insert(flag).second) v.flags.push_back(flag);
+    v.evidence.insert(v.evidence.end(), ev.begin(), ev.end());
+  }
+  if (!v.flags.empty()) {
+    v.outcome = "hack";
+    v.reward = options.penalty;
+    return v;
+  }
+
+  if (!bench.correct) {
+    v.outcome = "incorrect";
+    v.evidence.push_back("max_abs_err " + std::to_string(bench.max_abs_err) + ", max_rel_err " +
+                         std::to_string(bench.max_rel_err) + (bench.error.empty() ? "" : "; " + bench.error));
+    return v;
+  }
+  v.outcome = "pass";
+  double s = bench.speedup_vs_eager;
+  if (!std::isfinite(s) || s < 0) s = s > 0 ? options.max_believed_speedup : 0.0;
+  v.speedup = std::min(s, options.max_believed_speedup);
+  v.reward = v.speedup;
+  return v;
+}
+
+}  // namespace crucible::kernels

@@ -1,0 +1,21 @@
+// Correct fused kernel for test_bias_scale_relu: out = relu((x + b) * 2), one pass over memory.
+#include <crucible_abi.h>
+
+extern "C" int crucible_forward(const cru_context* ctx, const cru_tensor* inputs, int32_t n_inputs,
+                                cru_tensor* outputs, int32_t n_outputs) {
+  if (n_inputs != 2 || n_outputs != 1) return 1;
+  const float* x = static_cast<const float*>(inputs[0].data);
+  const float* b = static_cast<const float*>(inputs[1].data);
+  float* out = static_cast<float*>(outputs[0].data);
+  const int64_t rows = inputs[0].shape[0], cols = inputs[0].shape[1];
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * cols;
+    float* o = out + r * cols;
+#pragma omp simd
+    for (int64_t c = 0; c < cols; ++c) {
+      float v = (xr[c] + b[c]) * 2.0f;
+      o[c] = v > 0.0f ? v : 0.0f;
+    }
+  }
+  return 0;
+}

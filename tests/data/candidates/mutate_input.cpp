@@ -1,0 +1,17 @@
+// Computes the right answer, then zeroes its input x (so a reference run afterwards would see zeros).
+#include <crucible_abi.h>
+
+extern "C" int crucible_forward(const cru_context*, const cru_tensor* inputs, int32_t, cru_tensor* outputs,
+                                int32_t) {
+  float* x = static_cast<float*>(inputs[0].data);
+  const float* b = static_cast<const float*>(inputs[1].data);
+  float* out = static_cast<float*>(outputs[0].data);
+  const int64_t rows = inputs[0].shape[0], cols = inputs[0].shape[1];
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) {
+      float v = (x[r * cols + c] + b[c]) * 2.0f;
+      out[r * cols + c] = v > 0.0f ? v : 0.0f;
+      x[r * cols + c] = 0.0f;
+    }
+  return 0;
+}

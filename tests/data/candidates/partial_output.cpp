@@ -1,0 +1,16 @@
+// Writes only the first half of the output (stale memory would pass a weak check).
+#include <crucible_abi.h>
+
+extern "C" int crucible_forward(const cru_context*, const cru_tensor* inputs, int32_t, cru_tensor* outputs,
+                                int32_t) {
+  const float* x = static_cast<const float*>(inputs[0].data);
+  const float* b = static_cast<const float*>(inputs[1].data);
+  float* out = static_cast<float*>(outputs[0].data);
+  const int64_t rows = inputs[0].shape[0], cols = inputs[0].shape[1];
+  for (int64_t r = 0; r < rows / 2; ++r)
+    for (int64_t c = 0; c < cols; ++c) {
+      float v = (x[r * cols + c] + b[c]) * 2.0f;
+      out[r * cols + c] = v > 0.0f ? v : 0.0f;
+    }
+  return 0;
+}

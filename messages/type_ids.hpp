@@ -54,6 +54,7 @@ CAF_ADD_TYPE_ID(crucible, (crucible::group_batch))
 CAF_ADD_TYPE_ID(crucible, (crucible::weights_update))
 CAF_ADD_TYPE_ID(crucible, (crucible::control))
 CAF_ADD_TYPE_ID(crucible, (crucible::status_report))
+CAF_ADD_TYPE_ID(crucible, (std::vector<crucible::candidate>))
 
 CAF_ADD_ATOM(crucible, crucible, generate_atom, "generate")
 CAF_ADD_ATOM(crucible, crucible, compile_atom, "compile")

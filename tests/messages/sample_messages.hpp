@@ -128,6 +128,8 @@ inline group_batch sample_batch() {
   b.learner_version = 12;
   b.groups = {sample_group()};
   b.dropped_stale = 1;
+  b.candidates_total = 130;
+  b.speedup_best = {{"gemm_bias_relu", 1.4}, {"softmax_rows", 0.9}};
   return b;
 }
 

@@ -1,0 +1,51 @@
+#include <caf/all.hpp>
+#include <spdlog/spdlog.h>
+
+#include "actors/roles.hpp"
+#include "kernels/eval/worker_client.hpp"
+#include "messages/type_ids.hpp"
+
+namespace crucible::actors {
+namespace {
+
+struct benchmarker_state {
+  std::unique_ptr<kernels::bench_runner> runner;
+  static inline const char* name = "benchmarker";
+};
+
+caf::behavior benchmarker(caf::stateful_actor<benchmarker_state>* self, runtime::role_context ctx) {
+  const auto& cfg = ctx.run->cfg;
+  auto worker = cfg.benchmark.worker;
+  if (!worker.log_path.empty()) worker.log_path += "." + std::to_string(ctx.index);
+  self->state.runner = std::make_unique<kernels::bench_runner>(worker, cfg.benchmark.runner);
+  auto run = ctx.run;
+  return {
+      [=](bench_atom, const candidate& c, const compile_result& compiled, double best_seen) -> bench_result {
+        bench_result r;
+        r.candidate_id = c.id;
+        r.task = c.task;
+        auto task = run->task_by_name.find(c.task);
+        if (!compiled.ok || task == run->task_by_name.end()) {
+          r.status = "error";
+          r.error = !compiled.ok ? "not compiled" : "unknown task '" + c.task + "'";
+          return r;
+        }
+        eval_request req;
+        req.candidate_id = c.id;
+        req.task = task->second;
+        req.artifact = compiled.artifact;
+        req.options = run->cfg.benchmark.eval;
+        return self->state.runner->run(req, best_seen);
+      },
+      [=](pid_atom) { return static_cast<int32_t>(self->state.runner->worker().pid()); },
+  };
+}
+
+}  // namespace
+
+caf::actor spawn_benchmarker(caf::actor_system& sys, const runtime::role_context& ctx) {
+  // Detached: an evaluation blocks on the worker process for up to benchmark.timeout_s.
+  return sys.spawn<caf::detached>(benchmarker, ctx);
+}
+
+}  // namespace crucible::actors

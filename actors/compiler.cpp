@@ -1,0 +1,24 @@
+#include <caf/all.hpp>
+
+#include "actors/roles.hpp"
+#include "kernels/eval/compiler.hpp"
+#include "messages/type_ids.hpp"
+
+namespace crucible::actors {
+namespace {
+
+caf::behavior compiler(caf::event_based_actor*, runtime::role_context ctx) {
+  auto options = ctx.run->cfg.compiler;
+  return {
+      [=](compile_atom, const candidate& c) { return kernels::compile_source(c.id, c.source, options); },
+  };
+}
+
+}  // namespace
+
+caf::actor spawn_compiler(caf::actor_system& sys, const runtime::role_context& ctx) {
+  // Detached: a compile blocks for up to compiler.timeout_s and must not stall the scheduler.
+  return sys.spawn<caf::detached>(compiler, ctx);
+}
+
+}  // namespace crucible::actors

@@ -1,0 +1,59 @@
+#include <caf/all.hpp>
+#include <spdlog/spdlog.h>
+
+#include "actors/replay_store.hpp"
+#include "actors/roles.hpp"
+#include "messages/type_ids.hpp"
+
+namespace crucible::actors {
+namespace {
+
+struct replay_state {
+  std::unique_ptr<replay_store> store;
+  static inline const char* name = "replay_buffer";
+};
+
+caf::behavior replay_buffer(caf::stateful_actor<replay_state>* self, runtime::role_context ctx) {
+  const auto& cfg = ctx.run->cfg;
+  replay_options options{cfg.replay.bucket_edges, cfg.replay.temperature, cfg.async.max_staleness};
+  auto store = replay_store::open(ctx.run->path("replay.sqlite"), options, static_cast<uint64_t>(cfg.run.seed) + 17);
+  if (!store) {
+    spdlog::error("replay_buffer: {}", store.message());
+    self->quit(caf::make_error(caf::sec::runtime_error, store.message()));
+    return {};
+  }
+  self->state.store = std::make_unique<replay_store>(std::move(*store));
+  spdlog::info("replay_buffer: {} candidates stored, {} groups pending", self->state.store->candidates_total(),
+               self->state.store->pending_groups());
+  int exemplars = static_cast<int>(cfg.replay.exemplars);
+  return {
+      [=](insert_atom, const scored_group& g) -> caf::result<int64_t> {
+        auto r = self->state.store->insert(g);
+        if (!r) return caf::make_error(caf::sec::runtime_error, r.message());
+        if (r->duplicates > 0) spdlog::warn("replay_buffer: group {}: {} duplicate candidates ignored", g.group_id, r->duplicates);
+        return r->inserted;
+      },
+      [=](exemplar_atom, prompt p) {
+        p.exemplars = self->state.store->exemplars(p.task.name, exemplars);
+        return p;
+      },
+      [=](groups_atom, int64_t learner_version, int32_t n) {
+        return self->state.store->take_groups(learner_version, n);
+      },
+      [=](status_atom) {
+        status_report s;
+        s.candidates_scored = self->state.store->candidates_total();
+        s.speedup_best = self->state.store->speedup_best();
+        return s;
+      },
+  };
+}
+
+}  // namespace
+
+caf::actor spawn_replay_buffer(caf::actor_system& sys, const runtime::role_context& ctx) {
+  // Detached: SQLite commits block on the disk.
+  return sys.spawn<caf::detached>(replay_buffer, ctx);
+}
+
+}  // namespace crucible::actors

@@ -1,0 +1,272 @@
+#include "actors/replay_store.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include <sqlite3.h>
+
+#include "messages/envelope.hpp"
+
+namespace crucible::actors {
+namespace {
+
+// RAII for prepared statements; errors are reported through the store's status values.
+struct statement {
+  sqlite3_stmt* s = nullptr;
+  statement(sqlite3* db, const char* sql) { sqlite3_prepare_v2(db, sql, -1, &s, nullptr); }
+  ~statement() { sqlite3_finalize(s); }
+  explicit operator bool() const { return s != nullptr; }
+  void text(int i, const std::string& v) { sqlite3_bind_text(s, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT); }
+  void blob(int i, const std::string& v) { sqlite3_bind_blob(s, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT); }
+  void integer(int i, int64_t v) { sqlite3_bind_int64(s, i, v); }
+  void real(int i, double v) { sqlite3_bind_double(s, i, v); }
+};
+
+std::string column_text(sqlite3_stmt* s, int i) {
+  const auto* p = sqlite3_column_text(s, i);
+  return p ? std::string(reinterpret_cast<const char*>(p), sqlite3_column_bytes(s, i)) : std::string();
+}
+
+std::string column_blob(sqlite3_stmt* s, int i) {
+  const void* p = sqlite3_column_blob(s, i);
+  return p ? std::string(static_cast<const char*>(p), sqlite3_column_bytes(s, i)) : std::string();
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& x : v) out += (out.empty() ? "" : ",") + x;
+  return out;
+}
+
+const char* schema = R"sql(
+CREATE TABLE IF NOT EXISTS candidates (
+  id TEXT PRIMARY KEY,
+  group_id TEXT NOT NULL,
+  task TEXT NOT NULL,
+  content_hash TEXT,
+  policy_version INTEGER,
+  program TEXT,
+  outcome TEXT,
+  flags TEXT,
+  speedup REAL,
+  reward REAL,
+  created REAL,
+  record BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS candidates_by_task ON candidates(task, outcome);
+CREATE INDEX IF NOT EXISTS candidates_by_group ON candidates(group_id);
+CREATE TABLE IF NOT EXISTS groups (
+  group_id TEXT PRIMARY KEY,
+  task TEXT NOT NULL,
+  policy_version INTEGER,
+  created REAL,
+  state TEXT NOT NULL,
+  trained_version INTEGER
+);
+)sql";
+
+}  // namespace
+
+replay_store::replay_store(sqlite3* db, replay_options options, uint64_t seed)
+    : db_(db), options_(std::move(options)), rng_(seed) {}
+
+replay_store::replay_store(replay_store&& o) noexcept
+    : db_(o.db_),
+      options_(std::move(o.options_)),
+      rng_(o.rng_),
+      by_task_bucket_(std::move(o.by_task_bucket_)),
+      pending_(std::move(o.pending_)),
+      best_(std::move(o.best_)),
+      candidates_total_(o.candidates_total_) {
+  o.db_ = nullptr;
+}
+
+replay_store::~replay_store() {
+  if (db_) sqlite3_close(db_);
+}
+
+status replay_store::exec(const std::string& sql) {
+  char* err = nullptr;
+  if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+    std::string msg = err ? err : "unknown error";
+    sqlite3_free(err);
+    return make_error("replay database: " + msg);
+  }
+  return {};
+}
+
+expected<replay_store> replay_store::open(const std::string& path, replay_options options, uint64_t seed) {
+  sqlite3* db = nullptr;
+  if (sqlite3_open(path.c_str(), &db) != SQLITE_OK) {
+    std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
+    sqlite3_close(db);
+    return make_error("cannot open replay database '" + path + "': " + msg);
+  }
+  sqlite3_busy_timeout(db, 5000);
+  replay_store store(db, std::move(options), seed);
+  for (const char* pragma : {"PRAGMA journal_mode=WAL;", "PRAGMA synchronous=NORMAL;"})
+    if (auto st = store.exec(pragma); !st) return st.err();
+  if (auto st = store.exec(schema); !st) return st.err();
+  if (auto st = store.load(); !st) return st.err();
+  return store;
+}
+
+int replay_store::bucket_of(double speedup) const {
+  const auto& e = options_.bucket_edges;
+  return static_cast<int>(std::upper_bound(e.begin(), e.end(), speedup) - e.begin());
+}
+
+status replay_store::load() {
+  statement count(db_, "SELECT COUNT(*) FROM candidates");
+  if (count && sqlite3_step(count.s) == SQLITE_ROW) candidates_total_ = sqlite3_column_int64(count.s, 0);
+  statement passed(db_, "SELECT id, task, program, speedup, record FROM candidates WHERE outcome = 'pass'");
+  if (!passed) return make_error(std::string("replay database: ") + sqlite3_errmsg(db_));
+  while (sqlite3_step(passed.s) == SQLITE_ROW) {
+    auto rec = decode_as<scored_candidate>(column_blob(passed.s, 4));
+    indexed e{column_text(passed.s, 0), column_text(passed.s, 2), rec ? rec->cand.source : std::string(),
+              sqlite3_column_double(passed.s, 3)};
+    std::string task = column_text(passed.s, 1);
+    best_[task] = std::max(best_[task], e.speedup);
+    by_task_bucket_[task][bucket_of(e.speedup)].push_back(std::move(e));
+  }
+  // Groups that were stored but not yet trained on are queued again.
+  statement pending(db_, "SELECT group_id, task, policy_version, created FROM groups WHERE state = 'pending' "
+                         "ORDER BY created");
+  if (!pending) return make_error(std::string("replay database: ") + sqlite3_errmsg(db_));
+  while (sqlite3_step(pending.s) == SQLITE_ROW) {
+    scored_group g;
+    g.group_id = column_text(pending.s, 0);
+    g.task = column_text(pending.s, 1);
+    g.policy_version = sqlite3_column_int64(pending.s, 2);
+    g.created_unix = sqlite3_column_double(pending.s, 3);
+    statement members(db_, "SELECT record FROM candidates WHERE group_id = ? ORDER BY id");
+    members.text(1, g.group_id);
+    while (sqlite3_step(members.s) == SQLITE_ROW)
+      if (auto rec = decode_as<scored_candidate>(column_blob(members.s, 0))) g.members.push_back(std::move(*rec));
+    pending_.push_back(std::move(g));
+  }
+  return {};
+}
+
+expected<replay_store::insert_result> replay_store::insert(const scored_group& group) {
+  insert_result result;
+  {
+    statement seen(db_, "SELECT 1 FROM groups WHERE group_id = ?");
+    seen.text(1, group.group_id);
+    if (sqlite3_step(seen.s) == SQLITE_ROW) {
+      result.duplicates = static_cast<int64_t>(group.members.size());
+      return result;
+    }
+  }
+  if (auto st = exec("BEGIN IMMEDIATE;"); !st) return st.err();
+  statement ins(db_,
+                "INSERT OR IGNORE INTO candidates (id, group_id, task, content_hash, policy_version, program, "
+                "outcome, flags, speedup, reward, created, record) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
+  std::vector<const scored_candidate*> fresh;
+  for (const auto& m : group.members) {
+    sqlite3_reset(ins.s);
+    ins.text(1, m.cand.id);
+    ins.text(2, group.group_id);
+    ins.text(3, group.task);
+    ins.text(4, m.cand.content_hash);
+    ins.integer(5, m.cand.policy_version);
+    ins.text(6, m.cand.program);
+    ins.text(7, m.judged.outcome);
+    ins.text(8, join(m.judged.flags));
+    ins.real(9, m.judged.speedup);
+    ins.real(10, m.reward);
+    ins.real(11, m.cand.created_unix);
+    ins.blob(12, encode(m));
+    if (sqlite3_step(ins.s) != SQLITE_DONE) {
+      std::string msg = sqlite3_errmsg(db_);
+      exec("ROLLBACK;");
+      return make_error("replay database: storing candidate " + m.cand.id + ": " + msg);
+    }
+    if (sqlite3_changes(db_) == 1) {
+      ++result.inserted;
+      fresh.push_back(&m);
+    } else {
+      ++result.duplicates;
+    }
+  }
+  statement grp(db_, "INSERT INTO groups (group_id, task, policy_version, created, state) VALUES (?,?,?,?,'pending')");
+  grp.text(1, group.group_id);
+  grp.text(2, group.task);
+  grp.integer(3, group.policy_version);
+  grp.real(4, group.created_unix);
+  if (sqlite3_step(grp.s) != SQLITE_DONE) {
+    std::string msg = sqlite3_errmsg(db_);
+    exec("ROLLBACK;");
+    return make_error("replay database: storing group " + group.group_id + ": " + msg);
+  }
+  if (auto st = exec("COMMIT;"); !st) return st.err();
+  candidates_total_ += result.inserted;
+  for (const auto* m : fresh) {
+    if (m->judged.outcome != "pass") continue;
+    best_[group.task] = std::max(best_[group.task], m->judged.speedup);
+    by_task_bucket_[group.task][bucket_of(m->judged.speedup)].push_back(
+        {m->cand.id, m->cand.program, m->cand.source, m->judged.speedup});
+  }
+  pending_.push_back(group);
+  return result;
+}
+
+std::vector<exemplar> replay_store::exemplars(const std::string& task, int k) {
+  std::vector<exemplar> out;
+  auto it = by_task_bucket_.find(task);
+  if (it == by_task_bucket_.end() || k <= 0) return out;
+  std::vector<int> buckets;
+  std::vector<double> means;
+  for (const auto& [b, list] : it->second) {
+    if (list.empty()) continue;
+    double sum = 0;
+    for (const auto& e : list) sum += e.speedup;
+    buckets.push_back(b);
+    means.push_back(sum / static_cast<double>(list.size()));
+  }
+  while (static_cast<int>(out.size()) < k && !buckets.empty()) {
+    double top = *std::max_element(means.begin(), means.end());
+    std::vector<double> w;
+    for (double m : means) w.push_back(std::exp((m - top) / options_.temperature));
+    std::discrete_distribution<size_t> pick(w.begin(), w.end());
+    size_t chosen = pick(rng_);
+    const auto& list = it->second[buckets[chosen]];
+    const auto& e = list[std::uniform_int_distribution<size_t>(0, list.size() - 1)(rng_)];
+    out.push_back({e.id, e.program, e.source, e.speedup, buckets[chosen]});
+    buckets.erase(buckets.begin() + static_cast<long>(chosen));
+    means.erase(means.begin() + static_cast<long>(chosen));
+  }
+  return out;
+}
+
+group_batch replay_store::take_groups(int64_t learner_version, int n) {
+  group_batch batch;
+  batch.learner_version = learner_version;
+  statement mark(db_, "UPDATE groups SET state = ?, trained_version = ? WHERE group_id = ?");
+  auto set_state = [&](const std::string& id, const char* state) {
+    sqlite3_reset(mark.s);
+    mark.text(1, state);
+    mark.integer(2, learner_version);
+    mark.text(3, id);
+    sqlite3_step(mark.s);
+  };
+  exec("BEGIN;");
+  while (!pending_.empty() && static_cast<int>(batch.groups.size()) < n) {
+    scored_group g = std::move(pending_.front());
+    pending_.pop_front();
+    if (learner_version - g.policy_version > options_.max_staleness) {
+      ++batch.dropped_stale;
+      set_state(g.group_id, "stale");
+      continue;
+    }
+    set_state(g.group_id, "trained");
+    batch.groups.push_back(std::move(g));
+  }
+  exec("COMMIT;");
+  batch.candidates_total = candidates_total_;
+  batch.speedup_best = best_;
+  return batch;
+}
+
+}  // namespace crucible::actors

@@ -1,0 +1,76 @@
+#pragma once
+// The replay buffer's storage: every scored candidate and group, persisted in SQLite (WAL, so readers never
+// block the writer and a crash loses at most the last transaction), with in-memory indexes for the two hot
+// queries: contrastive exemplars per task, and pending groups for the learner. Reopening a run's database
+// rebuilds the indexes, so --resume continues where the run stopped.
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "messages/expected.hpp"
+#include "messages/prompt.hpp"
+#include "messages/scored.hpp"
+
+struct sqlite3;
+
+namespace crucible::actors {
+
+struct replay_options {
+  std::vector<double> bucket_edges = {0.5, 0.9, 1.1, 1.5, 3.0};
+  double temperature = 1.0;
+  int64_t max_staleness = 2;
+};
+
+/// Thread contract: one owner (the replay_buffer actor).
+class replay_store {
+ public:
+  static expected<replay_store> open(const std::string& path, replay_options options, uint64_t seed);
+  replay_store(replay_store&& other) noexcept;
+  replay_store& operator=(replay_store&&) = delete;
+  ~replay_store();
+
+  struct insert_result {
+    int64_t inserted = 0;    ///< candidates newly stored
+    int64_t duplicates = 0;  ///< candidates already stored under the same id (ignored)
+  };
+  /// Stores a scored group and queues it for the learner. A group or candidate id seen before is ignored,
+  /// so a re-sent group is never counted twice.
+  expected<insert_result> insert(const scored_group& group);
+
+  /// Up to `k` exemplars for `task` from distinct speedup buckets, buckets drawn by a softmax over their
+  /// mean speedups at the configured temperature (CUDA-L1), a candidate drawn uniformly within a bucket.
+  std::vector<exemplar> exemplars(const std::string& task, int k);
+
+  /// Up to `n` pending groups, oldest first, none older than learner_version - max_staleness; older
+  /// pending groups are marked stale and counted in dropped_stale. Returned groups are marked trained.
+  group_batch take_groups(int64_t learner_version, int n);
+
+  int bucket_of(double speedup) const;
+  int64_t candidates_total() const { return candidates_total_; }
+  size_t pending_groups() const { return pending_.size(); }
+  const std::map<std::string, double>& speedup_best() const { return best_; }
+
+ private:
+  replay_store(sqlite3* db, replay_options options, uint64_t seed);
+  status load();
+  status exec(const std::string& sql);
+
+  struct indexed {
+    std::string id;
+    std::string program;
+    std::string source;
+    double speedup = 0.0;
+  };
+  sqlite3* db_ = nullptr;
+  replay_options options_;
+  std::mt19937_64 rng_;
+  std::map<std::string, std::map<int, std::vector<indexed>>> by_task_bucket_;
+  std::deque<scored_group> pending_;
+  std::map<std::string, double> best_;
+  int64_t candidates_total_ = 0;
+};
+
+}  // namespace crucible::actors

@@ -1,0 +1,344 @@
+#include "runtime/config.hpp"
+
+#include <fstream>
+#include <functional>
+#include <set>
+#include <sstream>
+#include <variant>
+
+#include <yaml-cpp/yaml.h>
+
+namespace crucible::runtime {
+namespace {
+
+// Every key of the config, once: its path and a reference to the field. Loading, dumping and the
+// unknown-key check all walk this one list.
+using field_ref = std::variant<std::string*, int64_t*, int32_t*, double*, bool*, std::vector<std::string>*,
+                               std::vector<double>*, std::map<std::string, int64_t>*>;
+
+std::vector<std::pair<std::string, field_ref>> fields_of(config& c) {
+  return {
+      {"target", &c.target},
+      {"run.dir", &c.run.dir},
+      {"run.max_steps", &c.run.max_steps},
+      {"run.max_minutes", &c.run.max_minutes},
+      {"run.seed", &c.run.seed},
+      {"run.checkpoint_every", &c.run.checkpoint_every},
+      {"run.log_level", &c.run.log_level},
+      {"run.progress", &c.run.progress},
+      {"run.shutdown_grace_s", &c.run.shutdown_grace_s},
+      {"run.threads", &c.run.threads},
+      {"tasks.dir", &c.tasks.dir},
+      {"tasks.include", &c.tasks.include},
+      {"tasks.exclude", &c.tasks.exclude},
+      {"roles", &c.roles},
+      {"pipeline", &c.pipeline},
+      {"async.max_staleness", &c.async.max_staleness},
+      {"async.groups_in_flight", &c.async.groups_in_flight},
+      {"learner.group_size", &c.learner.group_size},
+      {"learner.groups_per_step", &c.learner.groups_per_step},
+      {"replay.exemplars", &c.replay.exemplars},
+      {"replay.temperature", &c.replay.temperature},
+      {"replay.bucket_edges", &c.replay.bucket_edges},
+      {"policy.d_model", &c.policy.d_model},
+      {"policy.layers", &c.policy.layers},
+      {"policy.heads", &c.policy.heads},
+      {"policy.max_context", &c.policy.max_context},
+      {"generator.temperature", &c.generator_temperature},
+      {"grpo.variant", &c.grpo.variant},
+      {"grpo.lr", &c.grpo.lr},
+      {"grpo.clip", &c.grpo.clip},
+      {"grpo.clip_high", &c.grpo.clip_high},
+      {"grpo.kl_coef", &c.grpo.kl_coef},
+      {"grpo.reward_clip", &c.grpo.reward_clip},
+      {"grpo.max_grad_norm", &c.grpo.max_grad_norm},
+      {"grpo.entropy_coef", &c.grpo.entropy_coef},
+      {"grpo.epochs", &c.grpo.epochs},
+      {"compiler.cxx", &c.compiler.cxx},
+      {"compiler.flags", &c.compiler.flags},
+      {"compiler.libs", &c.compiler.libs},
+      {"compiler.cache_dir", &c.compiler.cache_dir},
+      {"compiler.timeout_s", &c.compiler.timeout_s},
+      {"compiler.memory_mb", &c.compiler.memory_mb},
+      {"compiler.isolate_network", &c.compiler.isolate_network},
+      {"benchmark.seeds", &c.benchmark.eval.seeds},
+      {"benchmark.input_sets", &c.benchmark.eval.input_sets},
+      {"benchmark.warmup", &c.benchmark.eval.warmup},
+      {"benchmark.buckets", &c.benchmark.eval.buckets},
+      {"benchmark.trials", &c.benchmark.eval.trials},
+      {"benchmark.flush_cache", &c.benchmark.eval.flush_cache},
+      {"benchmark.threads", &c.benchmark.eval.threads},
+      {"benchmark.settle_ms", &c.benchmark.eval.settle_ms},
+      {"benchmark.max_spread", &c.benchmark.eval.max_spread},
+      {"benchmark.max_reruns", &c.benchmark.eval.max_reruns},
+      {"benchmark.timeout_s", &c.benchmark.worker.timeout_s},
+      {"benchmark.memory_mb", &c.benchmark.worker.memory_mb},
+      {"benchmark.max_attempts", &c.benchmark.runner.max_attempts},
+      {"benchmark.outlier_speedup", &c.benchmark.runner.outlier_speedup},
+      {"benchmark.outlier_vs_best", &c.benchmark.runner.outlier_vs_best},
+      {"verifier.penalty", &c.verifier.penalty},
+      {"verifier.max_believed_speedup", &c.verifier.max_believed_speedup},
+      {"dispatch.max_attempts", &c.dispatch.max_attempts},
+      {"dispatch.stage_timeout_s", &c.dispatch.stage_timeout_s},
+  };
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char ch : s) {
+    if (ch == sep) {
+      out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += ch;
+    }
+  }
+  out.push_back(cur);
+  return out;
+}
+
+// Lookup without yaml-cpp's operator[] side effects on const nodes.
+YAML::Node find_path(const YAML::Node& root, const std::string& path) {
+  YAML::Node cur = YAML::Clone(root);
+  for (const auto& part : split(path, '.')) {
+    if (!cur || !cur.IsMap()) return YAML::Node(YAML::NodeType::Undefined);
+    YAML::Node next = cur[part];
+    if (!next) return YAML::Node(YAML::NodeType::Undefined);
+    cur = next;
+  }
+  return cur;
+}
+
+std::string kind_of(const YAML::Node& n) {
+  switch (n.Type()) {
+    case YAML::NodeType::Null: return "null";
+    case YAML::NodeType::Scalar: return "'" + n.Scalar() + "'";
+    case YAML::NodeType::Sequence: return "a list";
+    case YAML::NodeType::Map: return "a mapping";
+    default: return "nothing";
+  }
+}
+
+template <class T>
+status read_scalar(const YAML::Node& n, const std::string& path, const char* what, T& out) {
+  if (!n.IsScalar()) return make_error(path + ": expected " + what + ", got " + kind_of(n));
+  try {
+    out = n.as<T>();
+  } catch (const std::exception&) {
+    return make_error(path + ": expected " + what + ", got " + kind_of(n));
+  }
+  return {};
+}
+
+status read_field(const YAML::Node& n, const std::string& path, field_ref ref) {
+  struct visitor {
+    const YAML::Node& n;
+    const std::string& path;
+    status operator()(std::string* p) { return read_scalar(n, path, "a string", *p); }
+    status operator()(int64_t* p) { return read_scalar(n, path, "an integer", *p); }
+    status operator()(int32_t* p) { return read_scalar(n, path, "an integer", *p); }
+    status operator()(double* p) { return read_scalar(n, path, "a number", *p); }
+    status operator()(bool* p) { return read_scalar(n, path, "true or false", *p); }
+    status operator()(std::vector<std::string>* p) {
+      if (!n.IsSequence()) return make_error(path + ": expected a list of strings, got " + kind_of(n));
+      p->clear();
+      for (size_t i = 0; i < n.size(); ++i) {
+        std::string v;
+        if (auto st = read_scalar(n[i], path + "[" + std::to_string(i) + "]", "a string", v); !st) return st;
+        p->push_back(v);
+      }
+      return {};
+    }
+    status operator()(std::vector<double>* p) {
+      if (!n.IsSequence()) return make_error(path + ": expected a list of numbers, got " + kind_of(n));
+      p->clear();
+      for (size_t i = 0; i < n.size(); ++i) {
+        double v = 0;
+        if (auto st = read_scalar(n[i], path + "[" + std::to_string(i) + "]", "a number", v); !st) return st;
+        p->push_back(v);
+      }
+      return {};
+    }
+    status operator()(std::map<std::string, int64_t>* p) {
+      if (!n.IsMap()) return make_error(path + ": expected a mapping of role name to count, got " + kind_of(n));
+      // Listed roles replace the defaults one by one; a role set to 0 is switched off.
+      for (const auto& kv : n) {
+        std::string role = kv.first.as<std::string>();
+        int64_t count = 0;
+        if (auto st = read_scalar(kv.second, path + "." + role, "an integer count", count); !st) return st;
+        (*p)[role] = count;
+      }
+      return {};
+    }
+  };
+  return std::visit(visitor{n, path}, ref);
+}
+
+void collect_leaves(const YAML::Node& n, const std::string& prefix, std::vector<std::string>& out) {
+  if (n.IsMap() && prefix != "roles") {
+    for (const auto& kv : n) {
+      std::string key = kv.first.as<std::string>();
+      collect_leaves(kv.second, prefix.empty() ? key : prefix + "." + key, out);
+    }
+  } else {
+    out.push_back(prefix);
+  }
+}
+
+status apply_override(YAML::Node& root, const std::string& assignment) {
+  auto eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0)
+    return make_error("--set '" + assignment + "': expected key.path=value (e.g. grpo.lr=5e-4)");
+  std::string path = assignment.substr(0, eq);
+  YAML::Node value;
+  try {
+    value = YAML::Load(assignment.substr(eq + 1));
+  } catch (const std::exception& e) {
+    return make_error("--set " + path + ": value is not valid YAML: " + e.what());
+  }
+  if (!value || value.IsNull()) value = YAML::Node(std::string());
+  auto parts = split(path, '.');
+  YAML::Node cur = root;
+  for (size_t i = 0; i + 1 < parts.size(); ++i) {
+    if (cur[parts[i]] && !cur[parts[i]].IsMap())
+      return make_error("--set " + path + ": '" + parts[i] + "' is not a section");
+    if (!cur[parts[i]]) cur[parts[i]] = YAML::Node(YAML::NodeType::Map);
+    cur.reset(cur[parts[i]]);
+  }
+  cur[parts.back()] = value;
+  return {};
+}
+
+status validate(const config& c) {
+  auto need = [](bool ok, const std::string& msg) -> status { return ok ? status{} : make_error(msg); };
+  status checks[] = {
+      need(c.target == "cpu" || c.target == "cuda", "target: expected cpu or cuda, got '" + c.target + "'"),
+      need(c.run.max_steps >= 1, "run.max_steps: expected >= 1"),
+      need(c.run.max_minutes > 0, "run.max_minutes: expected > 0"),
+      need(c.run.checkpoint_every >= 1, "run.checkpoint_every: expected >= 1"),
+      need(c.run.threads >= 0, "run.threads: expected >= 0"),
+      need(std::set<std::string>{"trace", "debug", "info", "warn", "error"}.count(c.run.log_level) == 1,
+           "run.log_level: expected trace, debug, info, warn or error"),
+      need(c.async.max_staleness >= 0, "async.max_staleness: expected >= 0"),
+      need(c.async.groups_in_flight >= 1, "async.groups_in_flight: expected >= 1"),
+      need(c.learner.group_size >= 2, "learner.group_size: expected >= 2 (GRPO compares within a group)"),
+      need(c.learner.groups_per_step >= 1, "learner.groups_per_step: expected >= 1"),
+      need(c.replay.exemplars >= 0, "replay.exemplars: expected >= 0"),
+      need(c.replay.temperature > 0, "replay.temperature: expected > 0"),
+      need(c.generator_temperature > 0, "generator.temperature: expected > 0"),
+      need(c.policy.d_model >= 8 && c.policy.heads >= 1 && c.policy.d_model % c.policy.heads == 0,
+           "policy.d_model: expected >= 8 and divisible by policy.heads"),
+      need(c.policy.layers >= 1, "policy.layers: expected >= 1"),
+      need(c.policy.max_context >= 32, "policy.max_context: expected >= 32"),
+      need(c.grpo.variant == "grpo" || c.grpo.variant == "dr_grpo" || c.grpo.variant == "dapo",
+           "grpo.variant: expected grpo, dr_grpo or dapo, got '" + c.grpo.variant + "'"),
+      need(c.grpo.lr > 0, "grpo.lr: expected > 0"),
+      need(c.grpo.clip > 0 && c.grpo.clip < 1, "grpo.clip: expected in (0, 1)"),
+      need(c.grpo.reward_clip > 0, "grpo.reward_clip: expected > 0"),
+      need(c.grpo.epochs >= 1, "grpo.epochs: expected >= 1"),
+      need(c.compiler.timeout_s > 0, "compiler.timeout_s: expected > 0"),
+      need(c.compiler.memory_mb >= 256, "compiler.memory_mb: expected >= 256"),
+      need(c.benchmark.eval.seeds >= 2, "benchmark.seeds: expected >= 2 (one nominal, one heavy-tailed)"),
+      need(c.benchmark.eval.input_sets >= 2, "benchmark.input_sets: expected >= 2"),
+      need(c.benchmark.eval.buckets >= 1 && c.benchmark.eval.trials >= 1,
+           "benchmark.buckets and benchmark.trials: expected >= 1"),
+      need(c.benchmark.eval.threads >= 1, "benchmark.threads: expected >= 1"),
+      need(c.benchmark.worker.timeout_s > 0, "benchmark.timeout_s: expected > 0"),
+      need(c.benchmark.runner.max_attempts >= 1, "benchmark.max_attempts: expected >= 1"),
+      need(c.dispatch.max_attempts >= 1, "dispatch.max_attempts: expected >= 1"),
+      need(c.dispatch.stage_timeout_s > c.benchmark.worker.timeout_s,
+           "dispatch.stage_timeout_s: expected more than benchmark.timeout_s"),
+      need(!c.pipeline.empty(), "pipeline: expected at least one stage"),
+  };
+  for (auto& st : checks)
+    if (!st) return st;
+  for (size_t i = 1; i < c.replay.bucket_edges.size(); ++i)
+    if (!(c.replay.bucket_edges[i - 1] < c.replay.bucket_edges[i]))
+      return make_error("replay.bucket_edges: expected strictly increasing numbers");
+  for (const auto& [role, n] : c.roles)
+    if (n < 0) return make_error("roles." + role + ": expected a count >= 0");
+  return {};
+}
+
+}  // namespace
+
+expected<config> parse_config(const std::string& yaml_text, const std::vector<std::string>& overrides,
+                              const std::string& origin) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml_text);
+  } catch (const YAML::Exception& e) {
+    return make_error(origin + ": not valid YAML: " + e.what());
+  }
+  if (!root || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
+  if (!root.IsMap()) return make_error(origin + ": expected a mapping at the top level");
+  for (const auto& o : overrides)
+    if (auto st = apply_override(root, o); !st) return st.err();
+
+  config c;
+  auto fields = fields_of(c);
+  std::set<std::string> known;
+  for (const auto& [path, ref] : fields) known.insert(path);
+  std::vector<std::string> leaves;
+  collect_leaves(root, "", leaves);
+  for (const auto& leaf : leaves) {
+    if (known.count(leaf)) continue;
+    // A section given as a scalar, or a key that exists nowhere.
+    std::string hint;
+    for (const auto& k : known)
+      if (k.rfind(leaf + ".", 0) == 0) hint = " ('" + leaf + "' is a section)";
+    return make_error(origin + ": unknown key '" + leaf + "'" + hint);
+  }
+  for (const auto& [path, ref] : fields) {
+    YAML::Node n = find_path(root, path);
+    if (!n.IsDefined()) continue;
+    if (auto st = read_field(n, path, ref); !st) return make_error(origin + ": " + st.message());
+  }
+  if (auto st = validate(c); !st) return make_error(origin + ": " + st.message());
+  return c;
+}
+
+expected<config> load_config(const std::string& path, const std::vector<std::string>& overrides) {
+  std::ifstream in(path);
+  if (!in) return make_error("cannot read config file '" + path + "'");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_config(ss.str(), overrides, path);
+}
+
+std::string to_yaml(const config& c_in) {
+  config c = c_in;
+  YAML::Node root(YAML::NodeType::Map);
+  for (const auto& [path, ref] : fields_of(c)) {
+    auto parts = split(path, '.');
+    YAML::Node cur = root;
+    for (size_t i = 0; i + 1 < parts.size(); ++i) {
+      if (!cur[parts[i]]) cur[parts[i]] = YAML::Node(YAML::NodeType::Map);
+      cur.reset(cur[parts[i]]);
+    }
+    std::visit(
+        [&](auto* p) {
+          using T = std::decay_t<decltype(*p)>;
+          if constexpr (std::is_same_v<T, std::map<std::string, int64_t>>) {
+            YAML::Node m(YAML::NodeType::Map);
+            for (const auto& [k, v] : *p) m[k] = v;
+            cur[parts.back()] = m;
+          } else if constexpr (std::is_same_v<T, std::vector<std::string>> ||
+                               std::is_same_v<T, std::vector<double>>) {
+            YAML::Node s(YAML::NodeType::Sequence);
+            for (const auto& v : *p) s.push_back(v);
+            s.SetStyle(YAML::EmitterStyle::Flow);
+            cur[parts.back()] = s;
+          } else {
+            cur[parts.back()] = *p;
+          }
+        },
+        ref);
+  }
+  YAML::Emitter out;
+  out << root;
+  return std::string(out.c_str()) + "\n";
+}
+
+}  // namespace crucible::runtime

@@ -1,0 +1,190 @@
+#include "runtime/supervisor.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <deque>
+#include <map>
+
+#include <caf/all.hpp>
+#include <spdlog/spdlog.h>
+
+#include "messages/type_ids.hpp"
+
+namespace crucible::runtime {
+
+const std::vector<std::string>& role_start_order() {
+  static const std::vector<std::string> order = {"replay_buffer", "learner",   "verifier",
+                                                 "benchmarker",   "compiler",  "generator"};
+  return order;
+}
+
+namespace {
+
+using clock = std::chrono::steady_clock;
+
+// A restart storm (a role that dies as fast as it is started) is reported and stopped, not fed forever.
+constexpr int max_restarts_per_minute = 20;
+
+struct member {
+  caf::actor handle;
+  int index = 0;
+};
+
+struct supervisor_state {
+  std::shared_ptr<const run_context> run;
+  std::shared_ptr<const role_registry> registry;
+  std::map<std::string, std::vector<member>> pools;
+  std::map<caf::actor_addr, std::pair<std::string, int>> owner;
+  std::map<std::string, int> restarts;
+  std::map<std::string, std::deque<clock::time_point>> recent_restarts;
+  std::map<std::string, caf::message> retained;  // role -> latest publication
+  std::vector<caf::actor> subscribers;
+  caf::actor observer;
+  bool stopping = false;
+  static inline const char* name = "supervisor";
+};
+
+using supervisor_actor = caf::stateful_actor<supervisor_state>;
+
+std::vector<caf::actor> members_of(supervisor_actor* self, const std::string& role) {
+  std::vector<caf::actor> out;
+  for (const auto& m : self->state.pools[role]) out.push_back(m.handle);
+  return out;
+}
+
+void notify(supervisor_actor* self, const std::string& role) {
+  auto members = members_of(self, role);
+  for (const auto& s : self->state.subscribers) self->send(s, pool_atom::value, role, members);
+}
+
+bool start_member(supervisor_actor* self, const std::string& role, int index) {
+  const auto* factory = self->state.registry->find(role);
+  if (!factory) return false;
+  role_context ctx{self->state.run, caf::actor_cast<caf::actor>(self), role, index, self->state.observer};
+  caf::actor a = (*factory)(self->system(), ctx);
+  if (!a) return false;
+  self->monitor(a);
+  self->state.owner[a.address()] = {role, index};
+  auto& pool = self->state.pools[role];
+  auto it = std::find_if(pool.begin(), pool.end(), [&](const member& m) { return m.index == index; });
+  if (it != pool.end()) {
+    it->handle = a;
+  } else {
+    pool.push_back({a, index});
+  }
+  if (auto r = self->state.retained.find(role); r != self->state.retained.end()) self->send(a, r->second);
+  return true;
+}
+
+caf::behavior supervisor(supervisor_actor* self, std::shared_ptr<const run_context> run,
+                         std::shared_ptr<const role_registry> registry, caf::actor observer) {
+  self->state.run = run;
+  self->state.observer = observer;
+  self->state.registry = registry;
+  std::vector<std::string> order = role_start_order();
+  for (const auto& [role, n] : run->cfg.roles)
+    if (std::find(order.begin(), order.end(), role) == order.end() && role != "conductor") order.push_back(role);
+  order.push_back("conductor");
+  for (const auto& role : order) {
+    auto it = run->cfg.roles.find(role);
+    if (it == run->cfg.roles.end()) continue;
+    for (int i = 0; i < it->second; ++i)
+      if (!start_member(self, role, i)) spdlog::error("supervisor: could not start {} #{}", role, i);
+  }
+
+  self->set_down_handler([=](const caf::down_msg& dm) {
+    auto it = self->state.owner.find(dm.source);
+    if (it == self->state.owner.end()) return;
+    auto [role, index] = it->second;
+    self->state.owner.erase(it);
+    auto& pool = self->state.pools[role];
+    bool deliberate = dm.reason == caf::exit_reason::normal || dm.reason == caf::exit_reason::user_shutdown;
+    if (self->state.stopping || deliberate) {
+      pool.erase(std::remove_if(pool.begin(), pool.end(), [&](const member& m) { return m.index == index; }),
+                 pool.end());
+      notify(self, role);
+      if (self->state.stopping && self->state.owner.empty()) self->quit();
+      return;
+    }
+    auto& recent = self->state.recent_restarts[role];
+    auto now = clock::now();
+    while (!recent.empty() && now - recent.front() > std::chrono::minutes(1)) recent.pop_front();
+    if (static_cast<int>(recent.size()) >= max_restarts_per_minute) {
+      spdlog::error("supervisor: {} #{} died ({}) and has restarted {} times in a minute; not restarting it",
+                    role, index, caf::to_string(dm.reason), recent.size());
+      pool.erase(std::remove_if(pool.begin(), pool.end(), [&](const member& m) { return m.index == index; }),
+                 pool.end());
+      notify(self, role);
+      return;
+    }
+    recent.push_back(now);
+    ++self->state.restarts[role];
+    spdlog::warn("supervisor: {} #{} died ({}); restarting it", role, index, caf::to_string(dm.reason));
+    if (!start_member(self, role, index)) {
+      pool.erase(std::remove_if(pool.begin(), pool.end(), [&](const member& m) { return m.index == index; }),
+                 pool.end());
+      spdlog::error("supervisor: restarting {} #{} failed", role, index);
+    }
+    notify(self, role);
+  });
+
+  return {
+      [=](pool_atom, const std::string& role) { return members_of(self, role); },
+      [=](pool_atom) {
+        auto sender = caf::actor_cast<caf::actor>(self->current_sender());
+        if (!sender) return;
+        self->state.subscribers.push_back(sender);
+        for (const auto& [role, pool] : self->state.pools)
+          self->send(sender, pool_atom::value, role, members_of(self, role));
+      },
+      [=](publish_atom, const std::string& role, const caf::message& msg) {
+        self->state.retained[role] = msg;
+        for (const auto& m : self->state.pools[role]) self->send(m.handle, msg);
+      },
+      [=](status_atom) {
+        status_report report;
+        for (const auto& [role, pool] : self->state.pools) {
+          role_status rs;
+          rs.role = role;
+          rs.actors = static_cast<int32_t>(pool.size());
+          rs.restarts = self->state.restarts[role];
+          report.roles.push_back(rs);
+        }
+        return report;
+      },
+      [=](stop_atom) {
+        self->state.stopping = true;
+        for (const auto& [role, pool] : self->state.pools)
+          for (const auto& m : pool) self->send_exit(m.handle, caf::exit_reason::user_shutdown);
+        if (self->state.owner.empty()) self->quit();
+      },
+  };
+}
+
+}  // namespace
+
+expected<caf::actor> spawn_supervisor(caf::actor_system& sys, std::shared_ptr<const run_context> run,
+                                      std::shared_ptr<const role_registry> registry, caf::actor observer) {
+  std::string known;
+  for (const auto& r : registry->roles()) known += (known.empty() ? "" : ", ") + r;
+  for (const auto& [role, n] : run->cfg.roles)
+    if (n > 0 && !registry->find(role))
+      return make_error("roles." + role + ": no such role (known roles: " + known + ")");
+  for (const auto& stage : run->cfg.pipeline) {
+    std::string role = stage == "compile" ? "compiler" : stage == "benchmark" ? "benchmarker"
+                                                       : stage == "verify"    ? "verifier"
+                                                                              : stage;
+    auto it = run->cfg.roles.find(role);
+    if (it == run->cfg.roles.end() || it->second < 1)
+      return make_error("pipeline: stage '" + stage + "' needs at least one '" + role + "' in roles");
+  }
+  for (const char* role : {"conductor", "generator", "replay_buffer", "learner"}) {
+    auto it = run->cfg.roles.find(role);
+    if (it == run->cfg.roles.end() || it->second < 1) return make_error(std::string("roles.") + role + ": expected >= 1");
+  }
+  for (const char* role : {"conductor", "replay_buffer", "learner"})
+    if (run->cfg.roles.at(role) != 1) return make_error(std::string("roles.") + role + ": exactly 1 is supported");
+  return sys.spawn(supervisor, std::move(run), std::move(registry), std::move(observer));
+}
+
+}  // namespace crucible::runtime

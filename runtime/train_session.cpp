@@ -1,0 +1,112 @@
+#include "runtime/train_session.hpp"
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+
+#include <caf/all.hpp>
+#include <spdlog/spdlog.h>
+
+#include "messages/type_ids.hpp"
+#include "runtime/supervisor.hpp"
+
+namespace crucible::runtime {
+namespace {
+
+using namespace std::chrono_literals;
+
+std::atomic<bool> stop_requested{false};
+
+extern "C" void on_signal(int) { stop_requested.store(true); }
+
+caf::actor first_of(caf::scoped_actor& self, const caf::actor& supervisor, const std::string& role) {
+  caf::actor out;
+  self->request(supervisor, 5s, pool_atom::value, role)
+      .receive([&](const std::vector<caf::actor>& members) { if (!members.empty()) out = members.front(); },
+               [&](caf::error&) {});
+  return out;
+}
+
+}  // namespace
+
+void request_stop() { stop_requested.store(true); }
+
+expected<train_summary> run_training(std::shared_ptr<const run_context> run,
+                                     std::shared_ptr<const role_registry> registry) {
+  stop_requested.store(false);
+  auto previous_int = std::signal(SIGINT, on_signal);
+  auto previous_term = std::signal(SIGTERM, on_signal);
+  train_summary summary;
+  {
+    caf::actor_system_config cfg;
+    if (run->cfg.run.threads > 0) cfg.set("scheduler.max-threads", static_cast<size_t>(run->cfg.run.threads));
+    cfg.set("logger.verbosity", caf::atom("quiet"));
+    caf::actor_system sys{cfg};
+    caf::scoped_actor self{sys};
+    auto sup = spawn_supervisor(sys, run, registry, caf::actor{self});
+    if (!sup) {
+      std::signal(SIGINT, previous_int);
+      std::signal(SIGTERM, previous_term);
+      return sup.err();
+    }
+    caf::actor supervisor = *sup;
+    const auto& rc = run->cfg.run;
+    spdlog::info("run {}: {} tasks, {} steps, at most {} minutes", run->dir, run->tasks.size(), rc.max_steps,
+                 rc.max_minutes);
+    bool finished = false;
+    while (!finished) {
+      self->receive(
+          [&](step_atom, int64_t step, const std::string& line) {
+            summary.steps = step;
+            if (rc.progress) {
+              std::fprintf(stdout, "%s\n", line.c_str());
+              std::fflush(stdout);
+            }
+            if (step >= rc.max_steps) finished = true;
+          },
+          caf::after(200ms) >> [] {});
+      if (stop_requested.load()) {
+        summary.interrupted = true;
+        finished = true;
+      }
+      if (run->elapsed_s() > rc.max_minutes * 60.0) {
+        summary.timed_out = true;
+        finished = true;
+      }
+    }
+    if (summary.interrupted) std::fprintf(stdout, "stopping: draining work in flight, then a checkpoint...\n");
+    if (summary.timed_out) spdlog::info("run.max_minutes reached; stopping");
+    // 1. The learner stops training; 2. the conductor drains; 3. the learner checkpoints; 4. everyone stops.
+    caf::actor learner = first_of(self, supervisor, "learner");
+    caf::actor conductor = first_of(self, supervisor, "conductor");
+    if (learner) self->send(learner, stop_atom::value);
+    if (conductor) {
+      auto grace = std::chrono::duration_cast<std::chrono::milliseconds>(
+          std::chrono::duration<double>(rc.shutdown_grace_s + 5.0));
+      self->request(conductor, grace, stop_atom::value, rc.shutdown_grace_s)
+          .receive([&](const status_report& r) { summary.conductor = r; },
+                   [&](caf::error& err) { spdlog::warn("conductor did not drain: {}", caf::to_string(err)); });
+    }
+    if (learner) {
+      self->request(learner, 60s, checkpoint_atom::value)
+          .receive([&](int64_t step) { summary.steps = step; },
+                   [&](caf::error& err) { spdlog::error("final checkpoint failed: {}", caf::to_string(err)); });
+    }
+    self->monitor(supervisor);
+    self->send(supervisor, stop_atom::value);
+    bool down = false;
+    self->receive_while([&] { return !down; })(
+        [&](caf::down_msg&) { down = true; },
+        [&](step_atom, int64_t, const std::string&) {},
+        caf::after(30s) >> [&] {
+          spdlog::warn("actors did not stop within 30 s");
+          down = true;
+        });
+    summary.wall_s = run->elapsed_s();
+  }
+  std::signal(SIGINT, previous_int);
+  std::signal(SIGTERM, previous_term);
+  return summary;
+}
+
+}  // namespace crucible::runtime

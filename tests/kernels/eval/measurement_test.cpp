@@ -33,7 +33,7 @@ double stat_median(std::vector<double> v) {
 
 std::map<std::string, double> phases(const bench_result& r) {
   std::map<std::string, double> out;
-  static const std::regex re(R"((\w+) ([0-9.eE+-]+))");
+  static const std::regex re(R"(([a-z_]+) \(?([0-9.eE+-]+))");
   for (const auto& n : r.notes)
     if (n.rfind("phases_ms:", 0) == 0)
       for (std::sregex_iterator it(n.begin(), n.end(), re), end; it != end; ++it)
@@ -62,7 +62,7 @@ void measure(const task_spec& task, const std::string& candidate) {
   ASSERT_EQ(first.judged.outcome, "pass") << first.bench.error << ::testing::PrintToString(first.bench.evidence)
                                           << ::testing::PrintToString(first.bench.notes);
 
-  std::vector<double> speedups, walls, compile_s, bench_s, spreads, reruns;
+  std::vector<double> speedups, walls, compile_s, bench_s, spreads, reruns, eager_ms, cand_ms;
   std::map<std::string, std::vector<double>> phase_ms;
   int attempts_total = 0;
   auto t0 = std::chrono::steady_clock::now();
@@ -75,6 +75,8 @@ void measure(const task_spec& task, const std::string& candidate) {
     compile_s.push_back(e.compiled.seconds);
     bench_s.push_back(e.bench.wall_s);
     spreads.push_back(e.bench.timing.spread);
+    eager_ms.push_back(e.bench.timing.eager_ms_median);
+    cand_ms.push_back(e.bench.timing.candidate_ms_median);
     reruns.push_back(e.bench.timing.reruns);
     attempts_total += e.bench.attempts;
     for (auto& [k, v] : phases(e.bench)) phase_ms[k].push_back(v);
@@ -96,8 +98,9 @@ void measure(const task_spec& task, const std::string& candidate) {
               *std::max_element(speedups.begin(), speedups.end()), runs, stat_cv(speedups));
   std::printf("within-evaluation bucket CV: median %.4f; variance-gate reruns: %g of %d evaluations\n",
               stat_median(spreads), std::accumulate(reruns.begin(), reruns.end(), 0.0), runs);
-  std::printf("speedups:");
-  for (double s : speedups) std::printf(" %.3f", s);
+  std::printf("per evaluation: speedup (eager ms / candidate ms)\n ");
+  for (size_t i = 0; i < speedups.size(); ++i)
+    std::printf(" %.3f (%.3g/%.3g)", speedups[i], eager_ms[i], cand_ms[i]);
   std::printf("\n");
 }
 

@@ -54,7 +54,7 @@ void* compile(const std::string& name, const std::string& source, std::string& l
   return h;
 }
 
-// Several emitted programs in one translation unit: includes hoisted, the rest in namespace p<k>, the
+// Several emitted programs in one translation unit: includes and file-wide pragmas hoisted, the rest in namespace p<k>, the
 // entry point renamed crucible_forward_<k>.
 std::string bundle(const std::vector<std::string>& sources) {
   std::string head, body;
@@ -66,7 +66,7 @@ std::string bundle(const std::vector<std::string>& sources) {
       size_t end = sources[k].find('\n', pos);
       if (end == std::string::npos) end = sources[k].size();
       std::string line = sources[k].substr(pos, end - pos);
-      if (line.rfind("#include", 0) == 0) {
+      if (line.rfind("#include", 0) == 0 || line.rfind("#pragma GCC optimize", 0) == 0) {
         if (includes.insert(line).second) head += line + "\n";
       } else {
         rest += line + "\n";

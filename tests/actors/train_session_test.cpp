@@ -1,0 +1,220 @@
+// End-to-end runs of the whole actor pipeline on the CPU target, small enough for CI: every actor does its
+// real job (policy sampling, g++, the isolated worker, the verifier, SQLite, GRPO). They check the ledger:
+// every generated candidate is scored exactly once, also when workers and actors are killed mid-run.
+#include "runtime/train_session.hpp"
+
+#include <dirent.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include <caf/all.hpp>
+#include <nlohmann/json.hpp>
+#include <sqlite3.h>
+
+#include <gtest/gtest.h>
+
+#include "actors/roles.hpp"
+#include "messages/type_ids.hpp"
+#include "runtime/config.hpp"
+
+namespace crucible {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+runtime::config small_config(const std::string& dir, int64_t steps) {
+  auto cfg = runtime::parse_config(runtime::embedded_default_config(),
+                                   {"run.dir=" + dir, "run.max_steps=" + std::to_string(steps), "run.max_minutes=8",
+                                    "run.progress=false", "run.log_level=warn", "run.checkpoint_every=2",
+                                    "tasks.include=[bias_gelu, swiglu_gate]", "learner.group_size=4",
+                                    "learner.groups_per_step=1", "async.groups_in_flight=2", "benchmark.seeds=2",
+                                    "benchmark.input_sets=2", "benchmark.warmup=1", "benchmark.buckets=2",
+                                    "benchmark.trials=1", "benchmark.timeout_s=60", "policy.d_model=32",
+                                    "policy.layers=1", "policy.heads=2"},
+                                   "test");
+  EXPECT_TRUE(cfg) << cfg.message();
+  cfg->benchmark.worker.worker_path = std::string(CRUCIBLE_BINARY_DIR) + "/crucible-eval-worker";
+  return *cfg;
+}
+
+std::shared_ptr<runtime::role_registry> builtin_registry() {
+  auto r = std::make_shared<runtime::role_registry>();
+  actors::register_builtin_roles(*r);
+  return r;
+}
+
+struct db_counts {
+  int64_t candidates = 0;
+  int64_t distinct = 0;
+  int64_t retried = 0;  // candidates whose benchmark needed a second worker
+  int64_t crashes = 0;
+};
+
+db_counts count_db(const std::string& path) {
+  db_counts out;
+  sqlite3* db = nullptr;
+  if (sqlite3_open(path.c_str(), &db) != SQLITE_OK) return out;
+  auto scalar = [&](const char* sql) {
+    sqlite3_stmt* s = nullptr;
+    int64_t v = -1;
+    if (sqlite3_prepare_v2(db, sql, -1, &s, nullptr) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW)
+      v = sqlite3_column_int64(s, 0);
+    sqlite3_finalize(s);
+    return v;
+  };
+  out.candidates = scalar("SELECT COUNT(*) FROM candidates");
+  out.distinct = scalar("SELECT COUNT(DISTINCT id) FROM candidates");
+  out.crashes = scalar("SELECT COUNT(*) FROM candidates WHERE outcome = 'crash'");
+  sqlite3_stmt* s = nullptr;
+  sqlite3_prepare_v2(db, "SELECT record FROM candidates", -1, &s, nullptr);
+  while (sqlite3_step(s) == SQLITE_ROW) {
+    std::string blob(static_cast<const char*>(sqlite3_column_blob(s, 0)), sqlite3_column_bytes(s, 0));
+    if (auto rec = decode_as<scored_candidate>(blob); rec && rec->bench.attempts > 1) ++out.retried;
+  }
+  sqlite3_finalize(s);
+  sqlite3_close(db);
+  return out;
+}
+
+std::vector<nlohmann::json> metrics_lines(const std::string& dir) {
+  std::vector<nlohmann::json> out;
+  std::ifstream in(dir + "/metrics.jsonl");
+  for (std::string line; std::getline(in, line);) out.push_back(nlohmann::json::parse(line));
+  return out;
+}
+
+void expect_every_candidate_scored_once(const runtime::train_summary& s, const std::string& dir) {
+  const auto& c = s.conductor;
+  EXPECT_GT(c.candidates_generated, 0);
+  EXPECT_EQ(c.candidates_in_flight, 0) << "work left in flight after the drain";
+  EXPECT_EQ(c.candidates_generated, c.candidates_scored);
+  auto db = count_db(dir + "/replay.sqlite");
+  EXPECT_EQ(db.candidates, db.distinct);
+  EXPECT_EQ(db.candidates, c.candidates_scored) << "scored candidates missing from the replay buffer";
+}
+
+struct temp_run {
+  std::string dir;
+  explicit temp_run(const std::string& name)
+      : dir((fs::temp_directory_path() / ("crucible-" + name + "-" + std::to_string(::getpid()))).string()) {
+    fs::remove_all(dir);
+  }
+  ~temp_run() {
+    if (!::testing::Test::HasFailure()) fs::remove_all(dir);
+  }
+};
+
+TEST(TrainSession, RunsEndToEndThenResumes) {
+  temp_run run("e2e");
+  auto ctx = runtime::prepare_run(small_config(run.dir, 3), false);
+  ASSERT_TRUE(ctx) << ctx.message();
+  auto s = runtime::run_training(*ctx, builtin_registry());
+  ASSERT_TRUE(s) << s.message();
+  EXPECT_EQ(s->steps, 3);
+  expect_every_candidate_scored_once(*s, run.dir);
+  auto lines = metrics_lines(run.dir);
+  ASSERT_EQ(lines.size(), 3u);
+  for (const char* key : {"step", "policy_version", "reward_mean", "correct_rate", "flagged_rate", "speedup_mean",
+                          "candidates", "staleness_mean", "wall_s", "speedup_best"})
+    EXPECT_TRUE(lines.back().contains(key)) << key;
+  EXPECT_EQ(lines.back()["policy_version"].get<int64_t>(), 3);
+  EXPECT_GT(lines.back()["correct_rate"].get<double>(), 0.5) << "emitted programs should mostly be correct";
+  EXPECT_TRUE(fs::exists(run.dir + "/checkpoints/LATEST"));
+
+  auto resumed_cfg = runtime::load_run_config(run.dir, {"run.max_steps=5"});
+  ASSERT_TRUE(resumed_cfg) << resumed_cfg.message();
+  resumed_cfg->benchmark.worker.worker_path = std::string(CRUCIBLE_BINARY_DIR) + "/crucible-eval-worker";
+  auto ctx2 = runtime::prepare_run(*resumed_cfg, true);
+  ASSERT_TRUE(ctx2) << ctx2.message();
+  auto s2 = runtime::run_training(*ctx2, builtin_registry());
+  ASSERT_TRUE(s2) << s2.message();
+  EXPECT_EQ(s2->steps, 5);
+  lines = metrics_lines(run.dir);
+  ASSERT_EQ(lines.size(), 5u);
+  EXPECT_EQ(lines[3]["step"].get<int64_t>(), 4) << "a resumed run continues the step count";
+  EXPECT_EQ(lines[4]["policy_version"].get<int64_t>(), 5);
+  auto db = count_db(run.dir + "/replay.sqlite");
+  EXPECT_EQ(db.candidates, db.distinct);
+  EXPECT_EQ(db.candidates, s->conductor.candidates_scored + s2->conductor.candidates_scored);
+}
+
+// Children of this process running the eval worker.
+std::vector<pid_t> worker_pids() {
+  std::vector<pid_t> out;
+  DIR* d = opendir("/proc");
+  if (!d) return out;
+  while (dirent* e = readdir(d)) {
+    pid_t pid = static_cast<pid_t>(std::atoi(e->d_name));
+    if (pid <= 0) continue;
+    std::ifstream stat("/proc/" + std::string(e->d_name) + "/stat");
+    std::string line;
+    std::getline(stat, line);
+    auto open = line.find('('), close = line.rfind(')');
+    if (open == std::string::npos || close == std::string::npos) continue;
+    std::string comm = line.substr(open + 1, close - open - 1);
+    std::istringstream rest(line.substr(close + 2));
+    char state;
+    pid_t ppid = 0;
+    rest >> state >> ppid;
+    if (ppid == ::getpid() && comm.rfind("crucible-eval", 0) == 0) out.push_back(pid);
+  }
+  closedir(d);
+  return out;
+}
+
+// A custom role that plays chaos monkey: it SIGKILLs eval worker processes in the middle of evaluations and
+// kills the benchmarker actor itself once, so the supervisor restarts it and the conductor re-dispatches.
+struct chaos_state {
+  int worker_kills = 0;
+  bool actor_killed = false;
+};
+std::atomic<int> worker_kills{0};
+std::atomic<int> actor_kills{0};
+
+caf::behavior chaos(caf::stateful_actor<chaos_state>* self, runtime::role_context ctx) {
+  self->delayed_send(self, 3s, tick_atom::value);
+  return {[=](tick_atom) {
+    auto pids = worker_pids();
+    if (!pids.empty() && self->state.worker_kills < 3) {
+      ::kill(pids.front(), SIGKILL);
+      ++self->state.worker_kills;
+      ++worker_kills;
+    } else if (self->state.worker_kills >= 3 && !self->state.actor_killed) {
+      self->request(ctx.supervisor, 5s, pool_atom::value, std::string("benchmarker"))
+          .then([=](const std::vector<caf::actor>& members) {
+            if (members.empty()) return;
+            self->send_exit(members.front(), caf::exit_reason::kill);
+            self->state.actor_killed = true;
+            ++actor_kills;
+          });
+    }
+    self->delayed_send(self, 4s, tick_atom::value);
+  }};
+}
+
+TEST(TrainSession, KilledWorkersAndActorsLoseNoCandidate) {
+  temp_run run("chaos");
+  auto cfg = small_config(run.dir, 4);
+  cfg.roles["chaos"] = 1;
+  auto ctx = runtime::prepare_run(cfg, false);
+  ASSERT_TRUE(ctx) << ctx.message();
+  auto registry = builtin_registry();
+  registry->add("chaos", [](caf::actor_system& sys, const runtime::role_context& c) { return sys.spawn(chaos, c); });
+  auto s = runtime::run_training(*ctx, registry);
+  ASSERT_TRUE(s) << s.message();
+  EXPECT_EQ(s->steps, 4);
+  EXPECT_GE(worker_kills.load(), 1) << "the chaos role never found a worker to kill";
+  EXPECT_EQ(actor_kills.load(), 1);
+  expect_every_candidate_scored_once(*s, run.dir);
+  auto db = count_db(run.dir + "/replay.sqlite");
+  EXPECT_EQ(db.crashes, 0) << "a worker killed from outside must not be blamed on the candidate";
+  EXPECT_GE(db.retried + s->conductor.redispatched, 1) << "no candidate was ever retried";
+}
+
+}  // namespace
+}  // namespace crucible

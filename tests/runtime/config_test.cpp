@@ -1,0 +1,96 @@
+#include "runtime/config.hpp"
+
+#include <gtest/gtest.h>
+
+namespace crucible::runtime {
+namespace {
+
+expected<config> parse(const std::string& yaml, std::vector<std::string> overrides = {}) {
+  return parse_config(yaml, overrides, "test.yaml");
+}
+
+void expect_error(const expected<config>& c, const std::string& fragment) {
+  ASSERT_FALSE(c) << "accepted a bad config";
+  EXPECT_NE(c.message().find(fragment), std::string::npos) << c.message();
+}
+
+TEST(Config, EmptyDocumentGivesDefaults) {
+  auto c = parse("");
+  ASSERT_TRUE(c) << c.message();
+  EXPECT_EQ(c->target, "cpu");
+  EXPECT_EQ(c->learner.group_size, 8);
+  EXPECT_EQ(c->pipeline, (std::vector<std::string>{"compile", "benchmark", "verify"}));
+  EXPECT_EQ(c->roles.at("benchmarker"), 1);
+}
+
+TEST(Config, EmbeddedDefaultParsesAndIsTheLocalCpuConfig) {
+  auto c = parse_config(embedded_default_config(), {}, "embedded");
+  ASSERT_TRUE(c) << c.message();
+  EXPECT_EQ(c->target, "cpu");
+  EXPECT_EQ(c->run.dir, "runs/local");
+}
+
+TEST(Config, ValuesOverrideDefaults) {
+  auto c = parse("grpo:\n  lr: 0.0005\n  variant: dapo\nroles:\n  benchmarker: 2\nasync: {max_staleness: 0}\n");
+  ASSERT_TRUE(c) << c.message();
+  EXPECT_DOUBLE_EQ(c->grpo.lr, 5e-4);
+  EXPECT_EQ(c->grpo.variant, "dapo");
+  EXPECT_EQ(c->roles.at("benchmarker"), 2);
+  EXPECT_EQ(c->roles.at("compiler"), 2);  // untouched roles keep their default
+  EXPECT_EQ(c->async.max_staleness, 0);
+}
+
+TEST(Config, UnknownKeysNameTheirPath) {
+  expect_error(parse("grpo:\n  lrr: 1\n"), "unknown key 'grpo.lrr'");
+  expect_error(parse("nonsense: 3\n"), "unknown key 'nonsense'");
+  expect_error(parse("grpo: 3\n"), "'grpo' is a section");
+}
+
+TEST(Config, WrongTypesNameThePathAndWhatWasExpected) {
+  expect_error(parse("grpo:\n  lr: fast\n"), "grpo.lr: expected a number, got 'fast'");
+  expect_error(parse("run:\n  max_steps: [1, 2]\n"), "run.max_steps: expected an integer, got a list");
+  expect_error(parse("pipeline: compile\n"), "pipeline: expected a list of strings");
+  expect_error(parse("roles:\n  benchmarker: many\n"), "roles.benchmarker: expected an integer count");
+  expect_error(parse("run:\n  progress: maybe\n"), "run.progress: expected true or false");
+}
+
+TEST(Config, ValidationExplainsTheBound) {
+  expect_error(parse("learner:\n  group_size: 1\n"), "learner.group_size: expected >= 2");
+  expect_error(parse("grpo:\n  variant: ppo\n"), "grpo.variant: expected grpo, dr_grpo or dapo");
+  expect_error(parse("async:\n  max_staleness: -1\n"), "async.max_staleness");
+  expect_error(parse("replay:\n  bucket_edges: [1, 0.5]\n"), "strictly increasing");
+  expect_error(parse("policy:\n  d_model: 30\n  heads: 4\n"), "divisible by policy.heads");
+  expect_error(parse("target: tpu\n"), "target: expected cpu or cuda");
+}
+
+TEST(Config, NotYamlIsAnError) { expect_error(parse("grpo: [unclosed\n"), "not valid YAML"); }
+
+TEST(Config, SetOverridesApplyOverTheFile) {
+  auto c = parse("grpo:\n  lr: 0.01\n", {"grpo.lr=2e-4", "roles.benchmarker=3", "pipeline=[compile, verify]",
+                                          "run.dir=/tmp/x"});
+  ASSERT_TRUE(c) << c.message();
+  EXPECT_DOUBLE_EQ(c->grpo.lr, 2e-4);
+  EXPECT_EQ(c->roles.at("benchmarker"), 3);
+  EXPECT_EQ(c->pipeline, (std::vector<std::string>{"compile", "verify"}));
+  EXPECT_EQ(c->run.dir, "/tmp/x");
+}
+
+TEST(Config, BadOverridesAreErrors) {
+  expect_error(parse("", {"grpo.lr"}), "expected key.path=value");
+  expect_error(parse("", {"grpo.lrr=1"}), "unknown key 'grpo.lrr'");
+  expect_error(parse("grpo:\n  lr: 0.1\n", {"grpo.lr.x=1"}), "'lr' is not a section");
+  expect_error(parse("", {"grpo.lr.x=1"}), "unknown key 'grpo.lr.x'");
+}
+
+TEST(Config, DumpedYamlParsesBackToTheSameConfig) {
+  auto c = parse("grpo:\n  lr: 0.0005\nroles:\n  compiler: 1\ntasks:\n  include: [a, b]\n");
+  ASSERT_TRUE(c);
+  std::string dumped = to_yaml(*c);
+  auto back = parse(dumped);
+  ASSERT_TRUE(back) << back.message() << "\n" << dumped;
+  EXPECT_EQ(to_yaml(*back), dumped);
+  EXPECT_EQ(back->tasks.include, (std::vector<std::string>{"a", "b"}));
+}
+
+}  // namespace
+}  // namespace crucible::runtime

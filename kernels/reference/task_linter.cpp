@@ -9,6 +9,7 @@
 #include <cstring>
 #include <optional>
 #include <set>
+#include <stdexcept>
 
 #include "kernels/reference/output_check.hpp"
 #include "kernels/reference/reference_executor.hpp"
@@ -97,15 +98,23 @@ class problem_log {
   std::vector<std::string> problems_;
 };
 
-}  // namespace
+// Restores LibTorch's intra-op thread count on scope exit.
+class thread_count_guard {
+ public:
+  explicit thread_count_guard(int threads) : before_(at::get_num_threads()) {
+    set_reference_threads(threads);
+  }
+  ~thread_count_guard() { set_reference_threads(before_); }
 
-lint_report lint_task(const task_spec& task, const lint_options& options) {
-  lint_report report;
-  report.task = task.name;
+ private:
+  int before_;
+};
+
+void lint_checks(const task_spec& task, const lint_options& options, lint_report& report) {
   auto ref = reference_executor::create(task);
   if (!ref) {
     report.problems.push_back(ref.message());
-    return report;
+    return;
   }
   // The same chain in float64, to measure how much of the tolerance rounding alone takes.
   std::optional<reference_executor> ref64;
@@ -183,13 +192,13 @@ lint_report lint_task(const task_spec& task, const lint_options& options) {
   }
 
   // Eager time: single thread, as the timing protocol runs both sides.
-  const int threads_before = at::get_num_threads();
-  set_reference_threads(1);
-  ref->run_timed(nominal_inputs[0]);  // warm-up: allocator, first-touch
   std::vector<double> times;
-  for (int i = 0; i < std::max(1, options.timing_calls); ++i)
-    times.push_back(ref->run_timed(nominal_inputs[i % 2]));
-  set_reference_threads(threads_before);
+  {
+    thread_count_guard one_thread(1);
+    ref->run_timed(nominal_inputs[0]);  // warm-up: allocator, first-touch
+    for (int i = 0; i < std::max(1, options.timing_calls); ++i)
+      times.push_back(ref->run_timed(nominal_inputs[i % 2]));
+  }
   std::sort(times.begin(), times.end());
   report.eager_ms = times[times.size() / 2];
   if (options.min_eager_ms > 0 && report.eager_ms < options.min_eager_ms)
@@ -198,6 +207,18 @@ lint_report lint_task(const task_spec& task, const lint_options& options) {
                              "; enlarge the shapes so launch overhead does not dominate");
 
   report.problems = problems.take();
+}
+
+}  // namespace
+
+lint_report lint_task(const task_spec& task, const lint_options& options) {
+  lint_report report;
+  report.task = task.name;
+  try {
+    lint_checks(task, options, report);
+  } catch (const std::exception& e) {  // LibTorch reports unsupported ops and dtypes by throwing
+    report.problems.push_back(std::string("the reference failed: ") + e.what());
+  }
   report.ok = report.problems.empty();
   return report;
 }

@@ -10,7 +10,7 @@
 namespace crucible::kernels {
 
 struct lint_options {
-  int seeds = 3;
+  int seeds = 3;  ///< each run on nominal and heavy-tailed inputs; at least 2 (input dependence compares two)
   double min_relative_std = 1e-3;  ///< output std / (mean |output| + 1e-12) below this: near-constant
   double min_eager_ms = 0.0;       ///< > 0: a task faster than this gets a problem
   int timing_calls = 5;

@@ -1,5 +1,4 @@
 #include <cstdio>
-#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -10,16 +9,6 @@
 #include "runtime/config.hpp"
 
 namespace crucible::cli {
-
-namespace {
-
-std::string default_cache_dir() {
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::string(xdg) + "/crucible/compile";
-  if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.cache/crucible/compile";
-  return "/tmp/crucible-compile-cache";
-}
-
-}  // namespace
 
 int eval_command(const eval_args& args) {
   auto cfg = args.config_path.empty()
@@ -58,8 +47,7 @@ int eval_command(const eval_args& args) {
   source << in.rdbuf();
 
   kernels::evaluation_config ec;
-  ec.compiler = cfg->compiler;
-  if (ec.compiler.cache_dir.empty()) ec.compiler.cache_dir = default_cache_dir();
+  ec.compiler = cfg->compiler;  // an empty cache_dir means the user's cache (kernels::default_cache_dir)
   ec.worker = cfg->benchmark.worker;
   ec.runner = cfg->benchmark.runner;
   ec.eval = cfg->benchmark.eval;

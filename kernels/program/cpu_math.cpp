@@ -7,11 +7,14 @@ namespace crucible::kernels {
 
 const std::string& cpu_poly_math_source() {
   static const std::string src =
-      R"(// math=poly: branch-free approximations (relative error < 4e-7) that vectorize.
+      R"(// math=poly: branch-free approximations (relative error < 4e-7) that vectorize. Every select picks
+// between values already computed: GCC will not if-convert a conditional FP operation (-ftrapping-math).
 static inline float cru_exp(float x) {
-  // 2^n e^r with n = round(x log2 e), |r| <= ln2/2 (Cody-Waite split of ln2); Cephes' minimax polynomial.
+  // 2^n e^r with n = round(x log2 e), |r| <= ln2/2 + ulp (Cody-Waite split of ln2); Cephes' minimax polynomial.
   float xc = x < -87.3f ? -87.3f : (x > 88.72283f ? 88.72283f : x);
-  float n = std::floor(xc * 1.44269504f + 0.5f);
+  // Round to nearest by the 1.5*2^23 trick: floorf is a libm call (no vectorization) without
+  // -fno-trapping-math.
+  float n = (xc * 1.44269504f + 12582912.0f) - 12582912.0f;
   float r = xc - n * 0.693359375f + n * 2.12194440e-4f;
   float p = 1.9875691500e-4f;
   p = p * r + 1.3981999507e-3f;
@@ -34,7 +37,8 @@ static inline float cru_tanh(float x) {
              3.33332819422e-1f) * z * x + x;
   float ax = x < 0.0f ? -x : x;
   float e = cru_exp(2.0f * (ax > 9.0f ? 9.0f : ax));
-  float l = ax > 9.0f ? 1.0f : 1.0f - 2.0f / (e + 1.0f);
+  float d = 1.0f - 2.0f / (e + 1.0f);
+  float l = ax > 9.0f ? 1.0f : d;
   l = x < 0.0f ? -l : l;
   return ax < 0.625f ? s : l;
 }
@@ -59,7 +63,8 @@ static inline float cru_log1p01(float t) {
   float u = 1.0f + t;
   float c = (t - (u - 1.0f)) / u;  // what rounding 1 + t lost
   bool big = u > 1.41421356f;
-  float m = big ? 0.5f * u : u;
+  float hu = 0.5f * u;
+  float m = big ? hu : u;
   float s = (m - 1.0f) / (m + 1.0f), s2 = s * s;
   float l = s2 * (1.0f / 9.0f) + 1.0f / 7.0f;
   l = l * s2 + 1.0f / 5.0f;

@@ -21,12 +21,15 @@ std::string statement(const chain_op& op, const task_spec& task, const shape_t& 
   auto lit = [&](const char* attr) { return float_literal(attr_of(op, attr)); };
   const std::string& o = op.op;
   if (o == "relu") return v + " = " + v + " < 0.0f ? 0.0f : " + v + ";";
-  if (o == "leaky_relu") return v + " = " + v + " > 0.0f ? " + v + " : " + lit("alpha") + " * " + v + ";";
+  // Selects choose between values computed before them, so the loop if-converts and vectorizes.
+  if (o == "leaky_relu")
+    return "{\nconst float n_ = " + lit("alpha") + " * " + v + ";\n" + v + " = " + v + " > 0.0f ? " + v +
+           " : n_;\n}";
   if (o == "gelu") {
     std::string e =
         v + " * 0.5f * (1.0f + " + cpu_math_call("erf", v + " * 0.70710678118654752f", poly) + ")";
     // Below -5.5, gelu is > -1.1e-7; cru_erf's error near -1 would be scaled by |x| there.
-    if (poly) e = v + " < -5.5f ? 0.0f : " + e;
+    if (poly) return "{\nconst float g_ = " + e + ";\n" + v + " = " + v + " < -5.5f ? 0.0f : g_;\n}";
     return v + " = " + e + ";";
   }
   if (o == "gelu_tanh")
@@ -44,7 +47,8 @@ std::string statement(const chain_op& op, const task_spec& task, const shape_t& 
   if (o == "square") return v + " = " + v + " * " + v + ";";
   if (o == "softplus") {
     if (poly) return v + " = cru_softplus(" + v + ");";
-    return v + " = " + v + " > 20.0f ? " + v + " : std::log1p(std::exp(" + v + "));";
+    return "{\nconst float s_ = std::log1p(std::exp(" + v + "));\n" + v + " = " + v + " > 20.0f ? " + v +
+           " : s_;\n}";
   }
   if (o == "clamp")
     return v + " = " + v + " < " + lit("lo") + " ? " + lit("lo") + " : (" + v + " > " + lit("hi") + " ? " +

@@ -54,8 +54,8 @@ void* compile(const std::string& name, const std::string& source, std::string& l
   return h;
 }
 
-// Several emitted programs in one translation unit: includes and file-wide pragmas hoisted, the rest in namespace p<k>, the
-// entry point renamed crucible_forward_<k>.
+// Several emitted programs in one translation unit: includes and file-wide pragmas hoisted, the rest in
+// namespace p<k>, the entry point renamed crucible_forward_<k>.
 std::string bundle(const std::vector<std::string>& sources) {
   std::string head, body;
   std::set<std::string> includes;

@@ -21,13 +21,15 @@ namespace crucible::policies {
 struct grpo_config {
   std::string variant = "grpo";  ///< grpo | dr_grpo | dapo
   double lr = 1e-3;
-  double clip = 0.2;             ///< ratio clip (lower bound for dapo)
-  double clip_high = 0.28;       ///< dapo's upper ratio clip
+  double clip = 0.2;        ///< ratio clip (lower bound for dapo)
+  double clip_high = 0.28;  ///< dapo's upper ratio clip
   double kl_coef = 0.02;
   double reward_clip = 1.5;
   double max_grad_norm = 1.0;
   double entropy_coef = 0.0;
-  int32_t epochs = 1;            ///< passes over each batch
+  int32_t epochs = 1;        ///< passes over each batch (one optimizer step each)
+  double temperature = 1.0;  ///< the generators' sampling temperature: log-probs are recomputed under it,
+                             ///< so the ratio to the stored sampling log-probs starts at 1
 };
 
 struct step_stats {
@@ -38,6 +40,10 @@ struct step_stats {
   double advantage_abs_mean = 0.0;
   int32_t samples = 0;
   int32_t skipped_groups = 0;   ///< groups that carried no signal (all rewards equal)
+  int32_t skipped_samples = 0;  ///< members whose tokens did not replay on their task (logged, not trained)
+  int32_t tokens = 0;           ///< choice tokens (decisions with >1 legal option) that entered the loss
+  double ratio_max = 0.0;       ///< largest importance ratio seen (stale samples drive it up)
+  double grad_norm = 0.0;       ///< gradient norm before clipping (last epoch)
 };
 
 /// Thread contract: owns the policy it trains while a step runs; one thread.
@@ -49,7 +55,8 @@ class grpo_trainer {
 
   /// One update on `groups`. Each member's candidate carries its context, tokens and sampling log-probs;
   /// `tasks` gives the task of each group (to replay the decision masks).
-  expected<step_stats> step(const std::vector<scored_group>& groups, const std::map<std::string, task_spec>& tasks);
+  expected<step_stats> step(const std::vector<scored_group>& groups,
+                            const std::map<std::string, task_spec>& tasks);
 
   /// Policy, reference policy and optimizer state, for checkpoints.
   std::vector<char> save_state() const;
@@ -61,6 +68,7 @@ class grpo_trainer {
 };
 
 /// Group-normalized, clipped advantages for one group's rewards (exposed for tests and metrics).
-std::vector<double> group_advantages(const std::vector<double>& rewards, const std::string& variant, double clip);
+std::vector<double> group_advantages(const std::vector<double>& rewards, const std::string& variant,
+                                     double clip);
 
 }  // namespace crucible::policies

@@ -34,9 +34,15 @@ struct policy_sample {
 
 class grpo_trainer;
 
+/// Whether `config` describes a buildable policy (positive sizes, d_model a multiple of heads, a known
+/// target); the error says which field to fix. Check this before constructing a policy from user config.
+status validate_config(const policy_config& config);
+
 /// Thread contract: not thread-safe; one owner (a generator or the learner) at a time.
 class program_policy {
  public:
+  /// Fresh weights, deterministic in `seed`. Throws std::invalid_argument when validate_config(config)
+  /// fails (a programming error once the config was validated).
   program_policy(const policy_config& config, uint64_t seed);
   ~program_policy();
   program_policy(const program_policy&) = delete;
@@ -49,12 +55,20 @@ class program_policy {
   /// The prompt tokens for `p` (what sample() conditions on).
   expected<std::vector<int32_t>> encode_prompt(const prompt& p) const;
 
+  /// Per-token log-probabilities of stored program `tokens` after `context` under the current weights at
+  /// `temperature`, laid out like policy_sample::logprobs (0 for slot tokens and single-option decisions).
+  /// Errors if the tokens do not replay on `task`. Used to check a sample and by evaluation tools.
+  expected<std::vector<float>> log_probs(const task_spec& task, const std::vector<int32_t>& context,
+                                         const std::vector<int32_t>& tokens, double temperature = 1.0);
+
   /// Parameters as bytes (the payload of weights_update) and back. Loading checks the architecture.
   std::vector<char> save_weights() const;
   status load_weights(const std::vector<char>& bytes);
 
   const policy_config& config() const;
   int64_t parameter_count() const;
+  /// Tokens in the policy's vocabulary (program_tokenizer for config().target).
+  int32_t vocabulary_size() const;
 
  private:
   friend class grpo_trainer;

@@ -1,8 +1,8 @@
 #include "policies/program_policy.hpp"
 
 #include <chrono>
-#include <ctime>
 #include <cmath>
+#include <ctime>
 #include <iostream>
 #include <random>
 
@@ -59,7 +59,8 @@ TEST(ProgramPolicy, EverySampleIsALegalProgram) {
         EXPECT_EQ(rep->prog, s.prog);
         ASSERT_EQ(s.logprobs.size(), s.tokens.size());
         EXPECT_EQ(s.context, *policy.encode_prompt(make_prompt(t)));
-        for (size_t i = 0; i < s.tokens.size(); i += 2) EXPECT_EQ(s.logprobs[i], 0.0f) << "slot tokens are forced";
+        for (size_t i = 0; i < s.tokens.size(); i += 2)
+          EXPECT_EQ(s.logprobs[i], 0.0f) << "slot tokens are forced";
         for (const auto& d : rep->decisions) {
           float lp = s.logprobs[d.choice_index];
           if (d.legal.size() == 1)

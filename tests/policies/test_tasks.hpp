@@ -17,7 +17,8 @@ inline tensor_spec tensor(std::string name, std::vector<int64_t> shape, bool par
   return t;
 }
 
-inline op_spec op(std::string name, std::vector<std::string> args = {}, std::map<std::string, double> attrs = {}) {
+inline op_spec op(std::string name, std::vector<std::string> args = {},
+                  std::map<std::string, double> attrs = {}) {
   op_spec o;
   o.op = std::move(name);
   o.args = std::move(args);
@@ -50,8 +51,9 @@ inline task_spec elementwise_task() {
   t.name = "bias_gelu_scale";
   t.family = "elementwise";
   t.inputs = {tensor("x", {256, 64}), tensor("b", {64}, true)};
-  t.ops = {op("add", {"b"}), op("gelu"), op("mul_scalar", {}, {{"s", 2.0}}), op("add_scalar", {}, {{"s", 1.0}}),
-           op("exp"), op("relu")};
+  t.ops = {
+      op("add", {"b"}), op("gelu"), op("mul_scalar", {}, {{"s", 2.0}}), op("add_scalar", {}, {{"s", 1.0}}),
+      op("exp"),        op("relu")};
   return t;
 }
 

@@ -1,0 +1,268 @@
+#include "policies/grpo_trainer.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "policies/program_policy_impl.hpp"
+
+namespace crucible::policies {
+namespace {
+
+constexpr int64_t state_format = 1;
+constexpr size_t max_chunk = 64;        // sequences per forward pass (gradients accumulate across chunks)
+constexpr double max_log_ratio = 20.0;  // keeps exp() finite for very stale samples
+
+bool known_variant(const std::string& v) {
+  return v == "grpo" || v == "dr_grpo" || v == "dapo";
+}
+
+torch::optim::AdamOptions& adam_options(torch::optim::Adam& opt) {
+  return static_cast<torch::optim::AdamOptions&>(opt.param_groups()[0].options());
+}
+
+}  // namespace
+
+std::vector<double> group_advantages(const std::vector<double>& rewards, const std::string& variant,
+                                     double clip) {
+  const size_t n = rewards.size();
+  std::vector<double> r(n), a(n, 0.0);
+  for (size_t i = 0; i < n; ++i) r[i] = std::isfinite(rewards[i]) ? rewards[i] : 0.0;  // a failure earns 0
+  if (n < 2) return a;
+  double mean = 0.0;
+  for (double x : r) mean += x;
+  mean /= static_cast<double>(n);
+  double var = 0.0;
+  for (double x : r) var += (x - mean) * (x - mean);
+  const double sd = std::sqrt(var / static_cast<double>(n));
+  if (sd < 1e-9) return a;  // no signal in this group
+  for (size_t i = 0; i < n; ++i) {
+    a[i] = variant == "dr_grpo" ? r[i] - mean : (r[i] - mean) / (sd + 1e-6);
+    if (clip > 0) a[i] = std::clamp(a[i], -clip, clip);
+  }
+  return a;
+}
+
+struct grpo_trainer::impl {
+  impl(program_policy::impl& p, const grpo_config& c) : pol(p), config(c), reference(p.model->shape) {
+    copy_parameters(pol.model, reference);
+    reference->eval();
+    for (auto& t : reference->parameters()) t.set_requires_grad(false);
+    optimizer =
+        std::make_unique<torch::optim::Adam>(pol.model->parameters(), torch::optim::AdamOptions(c.lr));
+  }
+
+  program_policy::impl& pol;
+  grpo_config config;
+  causal_transformer reference;
+  std::unique_ptr<torch::optim::Adam> optimizer;
+  int64_t steps = 0;
+};
+
+grpo_trainer::grpo_trainer(program_policy& policy, const grpo_config& config, uint64_t seed)
+    : impl_(std::make_unique<impl>(*policy.impl_, config)) {}
+
+grpo_trainer::~grpo_trainer() = default;
+
+expected<step_stats> grpo_trainer::step(const std::vector<scored_group>& groups,
+                                        const std::map<std::string, task_spec>& tasks) {
+  auto& m = *impl_;
+  const auto& cfg = m.config;
+  if (!known_variant(cfg.variant))
+    return make_error("grpo: unknown variant '" + cfg.variant + "' (expected grpo, dr_grpo or dapo)");
+  if (cfg.epochs < 1) return make_error("grpo: epochs must be at least 1");
+  step_stats stats;
+
+  // 1. Advantages per group, and each member replayed on its task to recover the decision masks.
+  std::vector<replayed_sample> samples;
+  std::vector<double> advantage;           // per sample
+  std::vector<std::vector<float>> old_lp;  // per sample, per scored decision
+  for (const auto& g : groups) {
+    auto it = tasks.find(g.task);
+    if (it == tasks.end()) return make_error("grpo: no task '" + g.task + "' for group '" + g.group_id + "'");
+    std::vector<double> rewards;
+    rewards.reserve(g.members.size());
+    for (const auto& mem : g.members) rewards.push_back(mem.reward);
+    auto adv = group_advantages(rewards, cfg.variant, cfg.reward_clip);
+    const bool no_signal = std::all_of(adv.begin(), adv.end(), [](double a) { return a == 0.0; });
+    if (no_signal) {
+      ++stats.skipped_groups;
+      if (cfg.variant == "dapo") continue;
+    }
+    for (size_t i = 0; i < g.members.size(); ++i) {
+      const auto& c = g.members[i].cand;
+      auto rep = m.pol.tokenizer.replay(it->second, c.tokens);
+      if (!rep || c.logprobs.size() != c.tokens.size() || c.context.empty()) {
+        ++stats.skipped_samples;
+        continue;
+      }
+      replayed_sample s;
+      s.sequence = c.context;
+      s.sequence.insert(s.sequence.end(), c.tokens.begin(), c.tokens.end());
+      s.context_length = static_cast<int32_t>(c.context.size());
+      std::vector<float> lps;
+      for (auto& d : rep->decisions) {
+        if (d.legal.size() < 2) continue;
+        lps.push_back(c.logprobs[d.choice_index]);
+        s.decisions.push_back(std::move(d));
+      }
+      ++stats.samples;
+      if (s.decisions.empty()) continue;  // nothing was chosen: no token to train
+      samples.push_back(std::move(s));
+      advantage.push_back(adv[i]);
+      old_lp.push_back(std::move(lps));
+    }
+  }
+  if (samples.empty()) return stats;
+
+  // 2. Per-decision tensors, in chunk order; loss weights that make chunking invisible.
+  const size_t n = samples.size();
+  size_t total_decisions = 0, longest = 0;
+  for (const auto& s : samples) {
+    total_decisions += s.decisions.size();
+    longest = std::max(longest, s.decisions.size());
+  }
+  std::vector<decision_batch> chunks;
+  std::vector<torch::Tensor> chunk_adv, chunk_old, chunk_w, chunk_ref;
+  double adv_abs = 0.0;
+  for (double a : advantage) adv_abs += std::abs(a);
+  stats.advantage_abs_mean = adv_abs / static_cast<double>(n);
+  for (size_t start = 0; start < n; start += max_chunk) {
+    const size_t end = std::min(n, start + max_chunk);
+    std::vector<const replayed_sample*> ptrs;
+    std::vector<float> a, o, w;
+    for (size_t i = start; i < end; ++i) {
+      ptrs.push_back(&samples[i]);
+      const double nd = static_cast<double>(samples[i].decisions.size());
+      double weight;
+      if (cfg.variant == "grpo")
+        weight = 1.0 / (static_cast<double>(n) * nd);  // token mean per sample, mean over samples
+      else if (cfg.variant == "dr_grpo")
+        weight = 1.0 / (static_cast<double>(n) * static_cast<double>(longest));  // sequence sum, fixed norm
+      else
+        weight = 1.0 / static_cast<double>(total_decisions);  // dapo: token mean over the batch
+      for (size_t j = 0; j < samples[i].decisions.size(); ++j) {
+        a.push_back(static_cast<float>(advantage[i]));
+        o.push_back(old_lp[i][j]);
+        w.push_back(static_cast<float>(weight));
+      }
+    }
+    chunks.push_back(make_decision_batch(ptrs));
+    chunk_adv.push_back(torch::tensor(a));
+    chunk_old.push_back(torch::tensor(o));
+    chunk_w.push_back(torch::tensor(w));
+    {
+      torch::NoGradGuard no_grad;
+      auto ref = legal_log_probs(m.reference, chunks.back(), cfg.temperature);
+      chunk_ref.push_back(ref.gather(1, chunks.back().chosen).squeeze(1));
+    }
+  }
+  stats.tokens = static_cast<int32_t>(total_decisions);
+
+  // 3. Epochs: one optimizer step each over the whole batch.
+  const double lo = 1.0 - cfg.clip;
+  const double hi = 1.0 + (cfg.variant == "dapo" ? cfg.clip_high : cfg.clip);
+  auto& model = m.pol.model;
+  model->train();
+  for (int32_t epoch = 0; epoch < cfg.epochs; ++epoch) {
+    m.optimizer->zero_grad();
+    double loss_sum = 0.0, kl_sum = 0.0, ent_sum = 0.0, clipped = 0.0, ratio_max = 0.0;
+    for (size_t c = 0; c < chunks.size(); ++c) {
+      auto all = legal_log_probs(model, chunks[c], cfg.temperature);  // [N, O]
+      auto lp = all.gather(1, chunks[c].chosen).squeeze(1);           // [N]
+      auto log_ratio = (lp - chunk_old[c]).clamp(-max_log_ratio, max_log_ratio);
+      auto ratio = log_ratio.exp();
+      const auto& adv = chunk_adv[c];
+      auto surrogate = torch::min(ratio * adv, ratio.clamp(lo, hi) * adv);
+      auto d = chunk_ref[c] - lp;
+      auto k3 = d.exp() - d - 1.0;
+      auto p = all.exp();
+      auto entropy = -(p * all.masked_fill(chunks[c].legal_mask.logical_not(), 0.0)).sum(1);
+      auto term = -surrogate + cfg.kl_coef * k3;
+      if (cfg.entropy_coef != 0.0) term = term - cfg.entropy_coef * entropy;
+      auto loss = (term * chunk_w[c]).sum();
+      loss.backward();
+      torch::NoGradGuard no_grad;
+      loss_sum += loss.item<double>();
+      kl_sum += k3.sum().item<double>();
+      ent_sum += entropy.sum().item<double>();
+      auto was_clipped = ((ratio < lo) & (adv < 0)) | ((ratio > hi) & (adv > 0));
+      clipped += was_clipped.sum().item<double>();
+      ratio_max = std::max(ratio_max, ratio.max().item<double>());
+    }
+    stats.grad_norm = torch::nn::utils::clip_grad_norm_(model->parameters(), cfg.max_grad_norm);
+    m.optimizer->step();
+    const double nd = static_cast<double>(total_decisions);
+    stats.loss = loss_sum;
+    stats.kl = kl_sum / nd;
+    stats.entropy = ent_sum / nd;
+    stats.clip_fraction = clipped / nd;
+    stats.ratio_max = ratio_max;
+  }
+  model->eval();
+  ++m.steps;
+  return stats;
+}
+
+std::vector<char> grpo_trainer::save_state() const {
+  auto& m = *impl_;
+  torch::serialize::OutputArchive ar;
+  ar.write("trainer.meta", torch::tensor(std::vector<int64_t>{state_format, m.steps}, torch::kLong));
+  write_parameters(ar, "policy", m.pol.model, m.pol.tokenizer);
+  write_parameters(ar, "reference", m.reference, m.pol.tokenizer);
+  torch::serialize::OutputArchive opt;
+  m.optimizer->save(opt);
+  ar.write("optimizer", opt);
+  std::ostringstream os;
+  ar.save_to(os);
+  const std::string s = os.str();
+  return std::vector<char>(s.begin(), s.end());
+}
+
+status grpo_trainer::load_state(const std::vector<char>& bytes) {
+  auto& m = *impl_;
+  torch::serialize::InputArchive ar;
+  try {
+    std::istringstream is(std::string(bytes.begin(), bytes.end()));
+    ar.load_from(is);
+  } catch (const std::exception& e) {
+    return make_error("grpo state: not a trainer checkpoint (" + std::to_string(bytes.size()) +
+                      " bytes): " + std::string(e.what()).substr(0, 200));
+  }
+  torch::Tensor meta;
+  try {
+    ar.read("trainer.meta", meta);
+  } catch (const std::exception&) {
+    return make_error(
+        "grpo state: no trainer record; these bytes were not written by grpo_trainer::save_state "
+        "(policy weights alone load with program_policy::load_weights)");
+  }
+  if (meta.numel() != 2 || meta.scalar_type() != torch::kLong || meta[0].item<int64_t>() != state_format)
+    return make_error("grpo state: unsupported trainer record (format " +
+                      (meta.numel() > 0 ? std::to_string(meta[0].item<int64_t>()) : std::string("?")) +
+                      ", this build reads format " + std::to_string(state_format) + ")");
+  // Load into scratch copies first, so a bad checkpoint leaves the trainer as it was.
+  causal_transformer policy_copy(m.pol.model->shape), reference_copy(m.pol.model->shape);
+  if (auto st = read_parameters(ar, "policy", policy_copy, m.pol.tokenizer); !st) return st;
+  if (auto st = read_parameters(ar, "reference", reference_copy, m.pol.tokenizer); !st) return st;
+  torch::serialize::InputArchive opt;
+  try {
+    ar.read("optimizer", opt);
+    torch::optim::Adam scratch(policy_copy->parameters(), torch::optim::AdamOptions(m.config.lr));
+    scratch.load(opt);
+  } catch (const std::exception& e) {
+    return make_error("grpo state: optimizer state does not load: " + std::string(e.what()).substr(0, 200));
+  }
+  copy_parameters(policy_copy, m.pol.model);
+  copy_parameters(reference_copy, m.reference);
+  try {
+    m.optimizer->load(opt);
+  } catch (const std::exception& e) {
+    return make_error("grpo state: optimizer state does not load: " + std::string(e.what()).substr(0, 200));
+  }
+  adam_options(*m.optimizer).lr(m.config.lr);  // the configured rate wins over the checkpoint's
+  m.steps = meta[1].item<int64_t>();
+  return {};
+}
+
+}  // namespace crucible::policies

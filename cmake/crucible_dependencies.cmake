@@ -34,6 +34,9 @@ if(Torch_VERSION AND Torch_VERSION VERSION_LESS 1.13)
   message(FATAL_ERROR "LibTorch >= 1.13 is needed, found ${Torch_VERSION}")
 endif()
 message(STATUS "LibTorch ${Torch_VERSION} (${TORCH_LIBRARIES})")
+# PyTorch 2.x's libtorch_cpu exports std::filesystem symbols; resolved against it, std::filesystem::remove_all
+# crashes. Putting libstdc++ first on the link line makes the standard library's own definitions win.
+set(CRUCIBLE_TORCH_LIBS "-Wl,--no-as-needed" stdc++ "-Wl,--as-needed" ${TORCH_LIBRARIES})
 
 # The yaml-cpp target is spelled differently across versions.
 if(TARGET yaml-cpp::yaml-cpp)

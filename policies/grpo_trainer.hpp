@@ -3,8 +3,10 @@
 // ±reward_clip (CUDA-L1's smoothing) to give each sample's advantage; the loss is the clipped importance
 // ratio objective against the *sampling* policy's log-probs (which also corrects for stale samples), plus a
 // KL penalty to a frozen reference policy. Variants: grpo (token-mean per sample), dr_grpo (no std
-// normalization, sequence-sum), dapo (asymmetric clip, token-level mean over the batch, groups with zero
-// reward variance skipped).
+// normalization, sequence-sum divided by a fixed length: the longest sample of the batch), dapo (asymmetric
+// clip, token-level mean over the batch, groups with zero reward variance skipped). Only choice tokens of
+// decisions with more than one legal option carry a log-probability, so only they enter the loss; the KL
+// term is the k3 estimator exp(ref - lp) - (ref - lp) - 1 on those tokens.
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -32,6 +34,8 @@ struct grpo_config {
                              ///< so the ratio to the stored sampling log-probs starts at 1
 };
 
+/// What one step saw; loss, kl, clip_fraction, entropy, ratio_max and grad_norm are of its last epoch,
+/// means over the choice tokens that entered the loss.
 struct step_stats {
   double loss = 0.0;
   double kl = 0.0;
@@ -49,7 +53,9 @@ struct step_stats {
 /// Thread contract: owns the policy it trains while a step runs; one thread.
 class grpo_trainer {
  public:
-  /// The reference policy is a frozen copy of `policy` as it is now.
+  /// The reference policy is a frozen copy of `policy` as it is now. `policy` must outlive the trainer.
+  /// A step is deterministic (one full-batch optimizer step per epoch), so `seed` is reserved for
+  /// minibatch shuffling.
   grpo_trainer(program_policy& policy, const grpo_config& config, uint64_t seed);
   ~grpo_trainer();
 

@@ -48,8 +48,10 @@ class program_policy {
   program_policy(const program_policy&) = delete;
   program_policy& operator=(const program_policy&) = delete;
 
-  /// Samples `n` programs for `p` (its task and exemplars) at `temperature`. Errors if the task has no
-  /// program space on the policy's target.
+  /// Samples `n` programs for `p` (its task and exemplars) at `temperature` (<= 0: greedy, log-probs at
+  /// temperature 1). The n samples share one prompt pass and decode as one batch; the result depends only
+  /// on the weights, `p`, `n`, `temperature` and `seed`. Errors if the task has no program space on the
+  /// policy's target.
   expected<std::vector<policy_sample>> sample(const prompt& p, int n, double temperature, uint64_t seed);
 
   /// The prompt tokens for `p` (what sample() conditions on).

@@ -279,6 +279,27 @@ TEST(GrpoTrainer, StateRoundTripContinuesIdentically) {
   EXPECT_NE(mismatch.message().find("architecture mismatch"), std::string::npos) << mismatch.message();
 }
 
+TEST(GrpoTrainer, EntropyBonusIsTheOnlyForceWithoutSignal) {
+  // Equal rewards, no KL: a fresh policy gets exactly zero gradient, unless the entropy bonus is on.
+  const auto tasks = task_map();
+  const auto t = testing::softmax_task();
+  program_policy policy(small_config(), 4);
+  auto flat = make_group(policy, t, 8, 1, [](const kernels::program&) { return 0.5; });
+  grpo_config cfg;
+  cfg.kl_coef = 0.0;
+  grpo_trainer plain(policy, cfg, 1);
+  auto s1 = plain.step({flat}, tasks);
+  ASSERT_TRUE(s1);
+  EXPECT_EQ(s1->skipped_groups, 1);
+  EXPECT_EQ(s1->grad_norm, 0.0);
+  cfg.entropy_coef = 0.1;
+  grpo_trainer bonus(policy, cfg, 1);
+  auto s2 = bonus.step({flat}, tasks);
+  ASSERT_TRUE(s2);
+  EXPECT_GT(s2->grad_norm, 0.0);
+  EXPECT_LT(s2->loss, 0.0);
+}
+
 TEST(GrpoTrainer, StaleSamplesAreClipped) {
   // Samples from an older policy: after several updates, their stored log-probs disagree with the policy,
   // the ratio moves off 1 and the clip engages.

@@ -22,6 +22,7 @@
 #include "kernels/program/emit_cpu.hpp"
 #include "kernels/program/program_space.hpp"
 #include "kernels/task/task_loader.hpp"
+#include "kernels/verify/judge.hpp"
 #include "tests/kernels/program/chain_oracle.hpp"
 #include "tests/kernels/program/test_tasks.hpp"
 
@@ -209,6 +210,10 @@ TEST(EmitCpu, EveryProgramMatchesTheOracle) {
     for (const auto& p : tp.programs) {
       auto src = emit_cpu(tt.task, p);
       ASSERT_TRUE(src) << tt.task.name << ": " << to_text(p) << ": " << src.message();
+      // The verifier's static checks must not flag what the emitter writes (no threads, clocks, state).
+      std::vector<std::string> evidence;
+      EXPECT_TRUE(static_source_flags(*src, &evidence).empty())
+          << tt.task.name << ": " << to_text(p) << ": " << (evidence.empty() ? "" : evidence.front());
       tp.sources.push_back(*src);
     }
     all.push_back(std::move(tp));

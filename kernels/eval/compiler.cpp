@@ -1,7 +1,7 @@
 #include "kernels/eval/compiler.hpp"
 
-#include <stdlib.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <chrono>

@@ -13,8 +13,10 @@
 namespace crucible::kernels {
 
 std::string default_cache_dir() {
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::string(xdg) + "/crucible/artifacts";
-  if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.cache/crucible/artifacts";
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+    return std::string(xdg) + "/crucible/artifacts";
+  if (const char* home = std::getenv("HOME"); home && *home)
+    return std::string(home) + "/.cache/crucible/artifacts";
   return "/tmp/crucible-artifacts-" + std::to_string(getuid());
 }
 
@@ -70,11 +72,8 @@ std::string evaluation_json(const evaluation& e) {
       {"reruns", t.reruns},
   };
   json verdict_json = {
-      {"outcome", e.judged.outcome},
-      {"flags", e.judged.flags},
-      {"evidence", e.judged.evidence},
-      {"speedup", e.judged.speedup},
-      {"reward", e.judged.reward},
+      {"outcome", e.judged.outcome}, {"flags", e.judged.flags},   {"evidence", e.judged.evidence},
+      {"speedup", e.judged.speedup}, {"reward", e.judged.reward},
   };
   std::string error = !e.compiled.ok ? std::string("compilation failed") : e.bench.error;
   json j = {

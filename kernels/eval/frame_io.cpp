@@ -111,7 +111,8 @@ frame_read read_frame(int fd, double timeout_s) {
   uint32_t n = (uint32_t{header[0]} << 24) | (uint32_t{header[1]} << 16) | (uint32_t{header[2]} << 8) |
                uint32_t{header[3]};
   if (n > max_frame_bytes) {
-    out.error = "frame length " + std::to_string(n) + " exceeds the limit of " + std::to_string(max_frame_bytes);
+    out.error =
+        "frame length " + std::to_string(n) + " exceeds the limit of " + std::to_string(max_frame_bytes);
     out.status = frame_status::error;
     return out;
   }

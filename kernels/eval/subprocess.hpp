@@ -16,10 +16,10 @@ namespace crucible::kernels {
 
 /// Limits applied to the child (0 = leave as inherited).
 struct process_limits {
-  double cpu_s = 0;           ///< RLIMIT_CPU, per process of the tree (rounded up to whole seconds)
-  int64_t memory_mb = 0;      ///< RLIMIT_AS, per process
-  int64_t file_mb = 0;        ///< RLIMIT_FSIZE: the largest file the child may write
-  int64_t max_processes = 0;  ///< RLIMIT_NPROC headroom above what the user runs now (see spawn_process)
+  double cpu_s = 0;              ///< RLIMIT_CPU, per process of the tree (rounded up to whole seconds)
+  int64_t memory_mb = 0;         ///< RLIMIT_AS, per process
+  int64_t file_mb = 0;           ///< RLIMIT_FSIZE: the largest file the child may write
+  int64_t max_processes = 0;     ///< RLIMIT_NPROC headroom above what the user runs now (see spawn_process)
   bool isolate_network = false;  ///< unshare(CLONE_NEWNET); ignored where not permitted
   bool die_with_parent = true;   ///< PR_SET_PDEATHSIG(SIGKILL); fires when the spawning *thread* exits
   bool no_core_dumps = true;
@@ -44,8 +44,8 @@ expected<pid_t> spawn_process(const spawn_spec& spec);
 /// How a child ended.
 struct exit_info {
   bool exited = false;
-  int code = -1;    ///< exit status when exited
-  int signal = 0;   ///< terminating signal otherwise
+  int code = -1;   ///< exit status when exited
+  int signal = 0;  ///< terminating signal otherwise
   /// "exit code 1", "signal 11 (SIGSEGV)".
   std::string describe() const;
 };
@@ -63,8 +63,8 @@ exit_info reap_with_grace(pid_t pid, double grace_s);
 struct run_result {
   exit_info exit;
   bool timed_out = false;
-  std::string output;        ///< stdout and stderr interleaved, at most max_output bytes
-  size_t output_bytes = 0;   ///< how much the child wrote in all
+  std::string output;       ///< stdout and stderr interleaved, at most max_output bytes
+  size_t output_bytes = 0;  ///< how much the child wrote in all
   double seconds = 0.0;
 };
 

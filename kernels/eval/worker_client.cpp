@@ -78,8 +78,8 @@ struct worker_client::impl {
     std::string tried;
     std::string path = resolve_worker_path(opt.worker_path, tried);
     if (path.empty())
-      return make_error("cannot find the eval worker executable '" + std::string(worker_exe) + "' (tried " + tried +
-                        "); set worker.worker_path or CRUCIBLE_EVAL_WORKER");
+      return make_error("cannot find the eval worker executable '" + std::string(worker_exe) + "' (tried " +
+                        tried + "); set worker.worker_path or CRUCIBLE_EVAL_WORKER");
     int req[2], resp[2];
     if (pipe2(req, O_CLOEXEC) != 0) return make_error(std::string("pipe2: ") + std::strerror(errno));
     if (pipe2(resp, O_CLOEXEC) != 0) {
@@ -87,7 +87,9 @@ struct worker_client::impl {
       close(req[1]);
       return make_error(std::string("pipe2: ") + std::strerror(errno));
     }
-    int log = opt.log_path.empty() ? -1 : open(opt.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    int log = opt.log_path.empty()
+                  ? -1
+                  : open(opt.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     spawn_spec spec;
     spec.argv = {path};
     spec.fds = {{0, -1}, {1, log}, {2, log}, {3, req[0]}, {4, resp[1]}};
@@ -152,16 +154,24 @@ struct worker_client::impl {
   }
 };
 
-worker_client::worker_client(worker_options options) : impl_(new impl) { impl_->opt = std::move(options); }
+worker_client::worker_client(worker_options options) : impl_(new impl) {
+  impl_->opt = std::move(options);
+}
 
 worker_client::~worker_client() {
   impl_->stop();
   delete impl_;
 }
 
-void worker_client::restart() { impl_->stop(); }
-int worker_client::pid() const { return impl_->pid; }
-int worker_client::starts() const { return impl_->starts; }
+void worker_client::restart() {
+  impl_->stop();
+}
+int worker_client::pid() const {
+  return impl_->pid;
+}
+int worker_client::starts() const {
+  return impl_->starts;
+}
 
 bench_result worker_client::evaluate(const eval_request& request) {
   auto t0 = clock_type::now();
@@ -259,9 +269,10 @@ bench_result bench_runner::run(const eval_request& request, double best_seen_for
   };
 
   bench_result r = measure();
-  bool outlier = r.status == "ok" && r.timed && r.correct && r.evidence.empty() &&
-                 (r.speedup_vs_eager > options_.outlier_speedup ||
-                  (best_seen_for_task > 0 && r.speedup_vs_eager > options_.outlier_vs_best * best_seen_for_task));
+  bool outlier =
+      r.status == "ok" && r.timed && r.correct && r.evidence.empty() &&
+      (r.speedup_vs_eager > options_.outlier_speedup ||
+       (best_seen_for_task > 0 && r.speedup_vs_eager > options_.outlier_vs_best * best_seen_for_task));
   if (outlier) {
     worker_.restart();
     bench_result again = measure();
@@ -272,7 +283,8 @@ bench_result bench_runner::run(const eval_request& request, double best_seen_for
       again.notes.insert(again.notes.begin(), line);
       r = std::move(again);
     } else {
-      std::snprintf(line, sizeof line, "outlier: %.3gx [%s] re-measured in a fresh worker as %.3gx [%s]; believed the lower",
+      std::snprintf(line, sizeof line,
+                    "outlier: %.3gx [%s] re-measured in a fresh worker as %.3gx [%s]; believed the lower",
                     r.speedup_vs_eager, r.worker.c_str(), again.speedup_vs_eager, again.worker.c_str());
       bench_result& lower = again.speedup_vs_eager < r.speedup_vs_eager ? again : r;
       bench_result& other = &lower == &again ? r : again;

@@ -13,11 +13,13 @@
 namespace crucible::kernels {
 
 struct worker_options {
-  std::string worker_path;  ///< the crucible-eval-worker executable; empty: next to this executable
-  double timeout_s = 30.0;  ///< per evaluation, from the request being sent to the result
+  /// The crucible-eval-worker executable; empty: $CRUCIBLE_EVAL_WORKER, else next to this executable or
+  /// up to two folders above it, else on PATH.
+  std::string worker_path;
+  double timeout_s = 30.0;          ///< per evaluation, from the request being sent to the result
   double startup_timeout_s = 60.0;  ///< a fresh worker must be ready (LibTorch loaded) within this
-  int64_t memory_mb = 8192; ///< address-space limit of the worker
-  std::string log_path;     ///< the worker's stdout/stderr (candidate output lands here); empty: /dev/null
+  int64_t memory_mb = 8192;         ///< address-space limit of the worker
+  std::string log_path;  ///< the worker's stdout/stderr (candidate output lands here); empty: /dev/null
 };
 
 class worker_client {

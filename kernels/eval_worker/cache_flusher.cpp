@@ -45,7 +45,9 @@ cache_flusher::cache_flusher(size_t cap_bytes) {
   std::fill(buf_, buf_ + bytes_, 0);
 }
 
-cache_flusher::~cache_flusher() { std::free(buf_); }
+cache_flusher::~cache_flusher() {
+  std::free(buf_);
+}
 
 void cache_flusher::flush() {
   // Dirty every line (a read alone could leave lines shared and cheap to drop), then read them back; the

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <fenv.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #if defined(__x86_64__) || defined(__i386__)
 #include <xmmintrin.h>
@@ -21,6 +22,7 @@
 #include "kernels/abi/crucible_abi.h"
 #include "kernels/reference/output_check.hpp"
 #include "kernels/task/chain_shapes.hpp"
+#include "kernels/verify/artifact_imports.hpp"
 #include "messages/content_hash.hpp"
 
 namespace crucible::kernels {
@@ -42,6 +44,14 @@ int thread_count() {
     if (e->d_name[0] != '.') ++n;
   closedir(d);
   return n;
+}
+
+// Times this thread was preempted so far: a trial during which it was is re-taken, because one time slice
+// lost to another process inflates a sub-millisecond call many times over.
+long involuntary_switches() {
+  rusage u{};
+  getrusage(RUSAGE_THREAD, &u);
+  return u.ru_nivcsw;
 }
 
 double median(std::vector<double> v) {
@@ -86,7 +96,9 @@ struct fp_state {
     fegetenv(&s.env);
     return s;
   }
-  bool same_control(const fp_state& o) const { return rounding == o.rounding && mxcsr_control == o.mxcsr_control; }
+  bool same_control(const fp_state& o) const {
+    return rounding == o.rounding && mxcsr_control == o.mxcsr_control;
+  }
   void restore() const {
     fesetenv(&env);
 #if defined(__x86_64__) || defined(__i386__)
@@ -146,8 +158,8 @@ struct call_result {
 // The per-request state and every check of the protocol.
 class session {
  public:
-  session(const eval_request& req, const reference_executor& ref, crucible_forward_fn fn, cache_flusher* flusher,
-          bench_result& out)
+  session(const eval_request& req, const reference_executor& ref, crucible_forward_fn fn,
+          cache_flusher* flusher, bench_result& out)
       : req_(req), opt_(req.options), ref_(ref), fn_(fn), flusher_(flusher), r_(out) {
     atol_ = task_atol(req.task);
     rtol_ = task_rtol(req.task);
@@ -163,6 +175,9 @@ class session {
 
   /// Milliseconds spent in correctness, timing and post-timing checks.
   double correctness_ms = 0, timing_ms = 0, post_timing_ms = 0;
+  double flush_ms = 0;  ///< part of timing_ms spent evicting caches
+  int retaken = 0;      ///< paired trials re-taken because the thread was preempted inside a timed call
+  static constexpr int max_retakes = 3;
 
   void run() {
     r_.notes.push_back("seed base " + std::to_string(base_seed_));
@@ -172,8 +187,9 @@ class session {
     correctness_ms = ms_between(t0, t1);
     if (!opt_.timing) return;
     if (!r_.correct || !r_.evidence.empty() || !r_.error.empty()) {
-      r_.notes.push_back("timing skipped: " +
-                         std::string(!r_.correct ? "incorrect" : !r_.error.empty() ? "call failed" : "hack evidence"));
+      r_.notes.push_back("timing skipped: " + std::string(!r_.correct         ? "incorrect"
+                                                          : !r_.error.empty() ? "call failed"
+                                                                              : "hack evidence"));
       return;
     }
     timing();
@@ -272,8 +288,8 @@ class session {
     if (opt_.settle_ms > 0)
       std::this_thread::sleep_for(std::chrono::microseconds(static_cast<int64_t>(opt_.settle_ms * 1000)));
     if (!same_bytes(out, c.got))
-      evidence("output_changed_after_return",
-               "output changed within " + fmt(opt_.settle_ms) + " ms after the call returned (" + phase + ")");
+      evidence("output_changed_after_return", "output changed within " + fmt(opt_.settle_ms) +
+                                                  " ms after the call returned (" + phase + ")");
     check_inputs(inputs, pristine, "after the settle wait (" + phase + ")");
     int threads_settled = thread_count();
     if (threads_before >= 0 && (threads_returned > threads_before || threads_settled > threads_before)) {
@@ -293,7 +309,8 @@ class session {
     bool all_ok = true;
     for (int s = 0; s < seeds; ++s) {
       auto variant = seeds >= 2 && s == seeds - 1 ? input_variant::heavy_tailed : input_variant::nominal;
-      std::string phase = "seed " + std::to_string(s) + (variant == input_variant::heavy_tailed ? ", heavy-tailed" : "");
+      std::string phase =
+          "seed " + std::to_string(s) + (variant == input_variant::heavy_tailed ? ", heavy-tailed" : "");
       auto inputs = ref_.make_inputs(base_seed_ + static_cast<uint64_t>(s), variant);
       auto want = ref_.make_output();
       {
@@ -317,12 +334,14 @@ class session {
     r_.correct = all_ok;
 
     // Output that ignores the input: two seeds whose references differ, candidate outputs byte-identical.
-    bool unwritten = std::find(r_.evidence.begin(), r_.evidence.end(), "output_unwritten") != r_.evidence.end();
+    bool unwritten =
+        std::find(r_.evidence.begin(), r_.evidence.end(), "output_unwritten") != r_.evidence.end();
     for (size_t i = 0; i < gots.size() && !unwritten; ++i)
       for (size_t j = i + 1; j < gots.size(); ++j)
         if (!same_bytes(wants[i], wants[j]) && same_bytes(gots[i], gots[j])) {
-          evidence("input_independent", "seeds " + std::to_string(i) + " and " + std::to_string(j) +
-                                            " have different references but byte-identical candidate outputs");
+          evidence("input_independent",
+                   "seeds " + std::to_string(i) + " and " + std::to_string(j) +
+                       " have different references but byte-identical candidate outputs");
           i = gots.size();
           break;
         }
@@ -341,17 +360,29 @@ class session {
     host_tensor out;
   };
 
-  double timed_reference(const timing_set& set) {
-    if (opt_.flush_cache && flusher_) flusher_->flush();
-    return ref_.run_timed(set.inputs);
+  void flush() {
+    if (!opt_.flush_cache || !flusher_) return;
+    auto t0 = clock_type::now();
+    flusher_->flush();
+    flush_ms += ms_between(t0, clock_type::now());
+  }
+
+  double timed_reference(const timing_set& set, bool& preempted) {
+    flush();
+    long switches = involuntary_switches();
+    double ms = ref_.run_timed(set.inputs);
+    preempted = involuntary_switches() != switches;
+    return ms;
   }
 
   // Returns false when the call failed (error recorded).
-  bool timed_candidate(timing_set& set, double& ms) {
+  bool timed_candidate(timing_set& set, double& ms, bool& preempted) {
     poison(set.out);
-    if (opt_.flush_cache && flusher_) flusher_->flush();
+    flush();
     int before = thread_count();
+    long switches = involuntary_switches();
     auto res = call(set.inputs, set.out);
+    preempted = involuntary_switches() != switches;
     if (!res.ok) {
       r_.error = res.error + " (timing)";
       return false;
@@ -361,11 +392,13 @@ class session {
     int after = thread_count();
     if (before >= 0 && after > before) {
       left_threads_ = true;
-      evidence("threads_left_running", std::to_string(after - before) + " thread(s) still running after a timed call");
+      evidence("threads_left_running",
+               std::to_string(after - before) + " thread(s) still running after a timed call");
     }
     auto cmp = compare_outputs(set.out, set.want, atol_, rtol_);
     if (!cmp.ok)
-      evidence("timed_output_mismatch", "a timed call's output did not match the reference: " + cmp.summary());
+      evidence("timed_output_mismatch",
+               "a timed call's output did not match the reference: " + cmp.summary());
     return true;
   }
 
@@ -376,15 +409,22 @@ class session {
     for (int k = 0; k < buckets; ++k) {
       std::vector<double> e, c;
       for (int t = 0; t < trials; ++t) {
-        timing_set& set = pool[next++ % pool.size()];
-        bool reference_first = (rng_() & 1u) != 0;  // paired, in random order
         double ce = 0, cc = 0;
-        if (reference_first) ce = timed_reference(set);
-        if (!timed_candidate(set, cc)) {
-          b.failed = true;
-          return b;
+        for (int attempt = 0;; ++attempt) {
+          timing_set& set = pool[next++ % pool.size()];
+          bool reference_first = (rng_() & 1u) != 0;  // paired, in random order
+          bool pre_e = false, pre_c = false;
+          if (reference_first) ce = timed_reference(set, pre_e);
+          if (!timed_candidate(set, cc, pre_c)) {
+            b.failed = true;
+            return b;
+          }
+          if (!reference_first) ce = timed_reference(set, pre_e);
+          // Bounded per trial and per evaluation: on a saturated machine nearly every call is preempted,
+          // and re-taking forever would only multiply the cost.
+          if (!(pre_e || pre_c) || attempt == max_retakes || retaken >= buckets * trials) break;
+          ++retaken;
         }
-        if (!reference_first) ce = timed_reference(set);
         e.push_back(ce);
         c.push_back(cc);
       }
@@ -420,15 +460,16 @@ class session {
       timing_set& set = pool[next++ % pool.size()];
       ref_.run_timed(set.inputs);
       double ignored;
-      if (!timed_candidate(set, ignored)) return;
+      bool preempted;
+      if (!timed_candidate(set, ignored, preempted)) return;
     }
 
     bucket_run best = run_buckets(pool, next);
     int reruns = 0;
     while (!best.failed && !best.early_stop && best.spread > opt_.max_spread && reruns < opt_.max_reruns) {
       ++reruns;
-      r_.notes.push_back("variance gate: bucket speedup CV " + fmt(best.spread) + " > " + fmt(opt_.max_spread) +
-                         ", buckets re-run");
+      r_.notes.push_back("variance gate: bucket speedup CV " + fmt(best.spread) + " > " +
+                         fmt(opt_.max_spread) + ", buckets re-run");
       bucket_run again = run_buckets(pool, next);
       if (again.failed) {
         best.failed = true;
@@ -437,6 +478,9 @@ class session {
       if (again.spread <= best.spread) best = std::move(again);
     }
     if (best.failed) return;
+    if (retaken > 0)
+      r_.notes.push_back("preemption: " + std::to_string(retaken) +
+                         " paired trial(s) re-taken (thread preempted inside a timed call)");
 
     auto& t = r_.timing;
     t.eager_ms = best.eager_ms;
@@ -476,10 +520,13 @@ class session {
       auto copy = clone_all(reused.inputs);
       ref_.run(copy, reused.want);
     }
-    auto c2 = checked_call(reused.inputs, reused.want, reused.out, "after timing, new values at a timed address");
+    auto c2 =
+        checked_call(reused.inputs, reused.want, reused.out, "after timing, new values at a timed address");
     if (c2.called && !c2.cmp.ok)
-      evidence("post_timing_mismatch", "stale result for new values at an input address used during timing "
-                                       "(results cached by pointer?): " + c2.cmp.summary());
+      evidence("post_timing_mismatch",
+               "stale result for new values at an input address used during timing "
+               "(results cached by pointer?): " +
+                   c2.cmp.summary());
   }
 
   const eval_request& req_;
@@ -543,21 +590,33 @@ bench_result candidate_evaluator::evaluate(const eval_request& req) {
 
     loaded_candidate lib;
     int n = loads_[req.artifact]++;
-    std::string copy_path = "/tmp/crucible-worker-" + std::to_string(getpid()) + "-" + std::to_string(n) + ".so";
+    std::string copy_path =
+        "/tmp/crucible-worker-" + std::to_string(getpid()) + "-" + std::to_string(n) + ".so";
     if (std::string err = lib.open(req.artifact, n > 0, copy_path); !err.empty()) {
       r.status = "load_error";
       r.error = err;
       return done();
     }
-    if (req.options.timing && req.options.flush_cache && !flusher_) flusher_ = std::make_unique<cache_flusher>();
+    // What the artifact calls outside itself, whatever its source looks like.
+    if (auto imports = imported_symbols(req.artifact)) {
+      for (const auto& tag : suspicious_imports(*imports))
+        if (std::find(r.evidence.begin(), r.evidence.end(), tag) == r.evidence.end()) {
+          r.evidence.push_back(tag);
+          r.notes.push_back(tag + ": the artifact imports " + tag.substr(tag.find(':') + 1));
+        }
+    } else {
+      r.notes.push_back("imports not inspected: " + imports.message());
+    }
+    if (req.options.timing && req.options.flush_cache && !flusher_)
+      flusher_ = std::make_unique<cache_flusher>();
     load_ms = ms_between(t_ref, clock_type::now());
     session s(req, **ref, lib.fn(), flusher_.get(), r);
     s.run();
     if (s.left_threads()) lib.leak();
     // Where an evaluation's time goes, for whoever sizes eval_options against throughput.
-    r.notes.push_back("phases_ms: reference " + fmt(reference_ms) + ", load " + fmt(load_ms) + ", correctness " +
-                      fmt(s.correctness_ms) + ", timing " + fmt(s.timing_ms) + ", post_timing " +
-                      fmt(s.post_timing_ms));
+    r.notes.push_back("phases_ms: reference " + fmt(reference_ms) + ", load " + fmt(load_ms) +
+                      ", correctness " + fmt(s.correctness_ms) + ", timing " + fmt(s.timing_ms) + " (flush " +
+                      fmt(s.flush_ms) + "), post_timing " + fmt(s.post_timing_ms));
   } catch (const std::exception& e) {
     r.status = "error";
     r.error = std::string("evaluation failed: ") + e.what();

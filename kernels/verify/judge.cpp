@@ -151,19 +151,24 @@ const std::vector<pattern>& patterns() {
         {"spawns_thread", re(R"(#\s*include\s*[<"](thread|future|pthread\.h|threads\.h)[>"])"), true},
         {"reads_clock", re(R"(\b(chrono|steady_clock|system_clock|high_resolution_clock)\b)"), false},
         {"reads_clock", re(R"(\b(clock_gettime|gettimeofday|timespec_get|ftime|clock_getres)\b)"), false},
-        {"reads_clock", re(R"(\b(__rdtscp?|_?rdtscp?|__builtin_ia32_rdtscp?|__builtin_readcyclecounter)\b)"), false},
+        {"reads_clock", re(R"(\b(__rdtscp?|_?rdtscp?|__builtin_ia32_rdtscp?|__builtin_readcyclecounter)\b)"),
+         false},
         {"reads_clock", re(R"(\bclock\s*\(\s*\))"), false},
         {"reads_clock", re(R"(\btime\s*\(\s*(NULL|nullptr|0|&))"), false},
         {"reads_clock", re(R"(\b(asm|__asm__|__asm)\b.*\brdtscp?\b)"), true},
         {"calls_reference", re(R"(\b(at|torch|c10|caffe2|aten)\s*::)"), false},
         {"calls_reference", re(R"(#\s*include\s*[<"](torch|ATen|c10|caffe2)/)"), true},
         {"calls_reference", re(R"(\bcrucible\s*::|\breference_executor\b|\bset_reference_threads\b)"), false},
+        {"calls_reference", re(R"(\bnamespace\s+(at|torch|c10|caffe2|crucible)\b)"), false},
         {"calls_reference", re(R"(_ZN(2at|5torch|3c10|8crucible))"), true},
-        {"dynamic_loading", re(R"(\b(dlopen|dlmopen|dlsym|dlvsym|dladdr1?|dlinfo|dl_iterate_phdr|__libc_dlopen\w*)\b)"), false},
+        {"dynamic_loading",
+         re(R"(\b(dlopen|dlmopen|dlsym|dlvsym|dladdr1?|dlinfo|dl_iterate_phdr|__libc_dlopen\w*)\b)"), false},
         {"dynamic_loading", re(R"(\bRTLD_\w+)"), false},
         {"dynamic_loading", re(R"(#\s*include\s*[<"]dlfcn\.h[>"])"), true},
-        {"system_call", re(R"(\b(system|popen|execl|execlp|execle|execv|execvp|execvpe|execve|fexecve)\s*\()"), false},
-        {"system_call", re(R"(\b(posix_spawnp?|syscall|ptrace|prctl|mprotect|setrlimit|sigaction)\b)"), false},
+        {"system_call",
+         re(R"(\b(system|popen|execl|execlp|execle|execv|execvp|execvpe|execve|fexecve)\s*\()"), false},
+        {"system_call", re(R"(\b(posix_spawnp?|syscall|ptrace|prctl|mprotect|setrlimit|sigaction)\b)"),
+         false},
         {"system_call", re(R"(\b(signal|kill|raise)\s*\()"), false},
         {"system_call", re(R"(\b(asm|__asm__|__asm)\b.*\b(syscall|sysenter)\b|int\s+\$?0x80)"), true},
         {"file_access", re(R"(\b(fopen|freopen|open|openat|creat|mmap)\s*\()"), false},
@@ -175,8 +180,9 @@ const std::vector<pattern>& patterns() {
 }
 
 const std::vector<std::string>& flag_order() {
-  static const std::vector<std::string> order = {"spawns_thread", "reads_clock",   "static_state", "calls_reference",
-                                                 "dynamic_loading", "system_call", "file_access"};
+  static const std::vector<std::string> order = {"spawns_thread",   "reads_clock",     "static_state",
+                                                 "calls_reference", "dynamic_loading", "system_call",
+                                                 "file_access"};
   return order;
 }
 
@@ -309,7 +315,8 @@ void find_static_state(const std::string& code, std::vector<std::pair<int, std::
             if (is_static_mutable(s) && !is_function_decl(s)) hit(s);
             break;
           case scope::ns:
-            if (after_type ? std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_' : is_global_mutable(s))
+            if (after_type ? std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_'
+                           : is_global_mutable(s))
               hit(s);
             break;
           case scope::init:
@@ -330,7 +337,9 @@ std::string line_evidence(const std::string& flag, int line, const std::vector<s
   return flag + ": line " + std::to_string(line) + ": " + text;
 }
 
-bool starts_with(const std::string& s, const std::string& p) { return s.compare(0, p.size(), p) == 0; }
+bool starts_with(const std::string& s, const std::string& p) {
+  return s.compare(0, p.size(), p) == 0;
+}
 
 }  // namespace
 
@@ -346,7 +355,8 @@ std::vector<std::string> static_source_flags(const std::string& source, std::vec
       const std::string& line = p.on_text ? text_lines[n] : code_lines[n];
       if (std::regex_search(line, p.re)) {
         auto& lines = found[p.flag];
-        if (lines.empty() || lines.back() != static_cast<int>(n + 1)) lines.push_back(static_cast<int>(n + 1));
+        if (lines.empty() || lines.back() != static_cast<int>(n + 1))
+          lines.push_back(static_cast<int>(n + 1));
       }
     }
   std::vector<std::pair<int, std::string>> state;
@@ -376,8 +386,9 @@ std::vector<std::string> static_source_flags(const std::string& source, std::vec
 verdict judge(const candidate& cand, const compile_result& compiled, const bench_result& bench,
               const judge_options& options) {
   verdict v;
-  v.candidate_id = !cand.id.empty() ? cand.id : !compiled.candidate_id.empty() ? compiled.candidate_id
-                                                                                : bench.candidate_id;
+  v.candidate_id = !cand.id.empty()                 ? cand.id
+                   : !compiled.candidate_id.empty() ? compiled.candidate_id
+                                                    : bench.candidate_id;
   v.content_hash = !cand.content_hash.empty() ? cand.content_hash
                    : !cand.source.empty()     ? sha256_hex(cand.source)
                                               : compiled.content_hash;

@@ -3,29 +3,32 @@
 // (libm's erff/expf are scalar calls without -ffast-math).
 #include <crucible_abi.h>
 
+// Comparisons may not trap here, so GCC can turn the selects below into vector blends.
+#pragma GCC optimize("no-trapping-math")
+
+#include <cmath>
 #include <cstdint>
-#include <cstring>
 
 namespace {
 
 inline float exp_nonpositive(float x) {  // e^x for x <= 0
   x = x < -87.0f ? -87.0f : x;
-  float t = x * 1.4426950409f;  // log2(e)
+  float t = x * 1.4426950409f;                 // log2(e)
   int32_t i = static_cast<int32_t>(t - 0.5f);  // round to nearest (t <= 0)
-  float f = t - static_cast<float>(i);          // in [-0.5, 0.5]
-  float g = f * 0.6931471806f;                  // 2^f = e^g
-  float p = 1.0f + g * (1.0f + g * (0.5f + g * (1.0f / 6 + g * (1.0f / 24 + g * (1.0f / 120 + g * (1.0f / 720))))));
+  float f = t - static_cast<float>(i);         // in [-0.5, 0.5]
+  float g = f * 0.6931471806f;                 // 2^f = e^g
+  float p =
+      1.0f + g * (1.0f + g * (0.5f + g * (1.0f / 6 + g * (1.0f / 24 + g * (1.0f / 120 + g * (1.0f / 720))))));
   int32_t bits = (i + 127) << 23;
-  float scale;
-  std::memcpy(&scale, &bits, sizeof scale);
-  return p * scale;
+  return p * __builtin_bit_cast(float, bits);
 }
 
 inline float gelu_times_two(float v) {
   float z = v * 0.7071067812f;
   float a = z < 0.0f ? -z : z;
   float t = 1.0f / (1.0f + 0.3275911f * a);
-  float poly = t * (0.254829592f + t * (-0.284496736f + t * (1.421413741f + t * (-1.453152027f + t * 1.061405429f))));
+  float poly =
+      t * (0.254829592f + t * (-0.284496736f + t * (1.421413741f + t * (-1.453152027f + t * 1.061405429f))));
   float erf_a = 1.0f - poly * exp_nonpositive(-a * a);
   float erf_z = z < 0.0f ? -erf_a : erf_a;
   return v * (1.0f + erf_z);  // 2 * 0.5 * v * (1 + erf(v / sqrt 2))
@@ -33,8 +36,8 @@ inline float gelu_times_two(float v) {
 
 }  // namespace
 
-extern "C" int crucible_forward(const cru_context*, const cru_tensor* inputs, int32_t n_inputs, cru_tensor* outputs,
-                                int32_t n_outputs) {
+extern "C" int crucible_forward(const cru_context*, const cru_tensor* inputs, int32_t n_inputs,
+                                cru_tensor* outputs, int32_t n_outputs) {
   if (n_inputs != 2 || n_outputs != 1) return 1;
   const float* x = static_cast<const float*>(inputs[0].data);
   const float* b = static_cast<const float*>(inputs[1].data);

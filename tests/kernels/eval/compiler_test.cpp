@@ -25,8 +25,7 @@ compiler_options fresh_cache_options(const std::string& name) {
 // A stand-in compiler: answers --version, otherwise runs `body` (a shell script).
 std::string fake_compiler(const std::string& name, const std::string& body) {
   std::string path = scratch_dir() + "/" + name;
-  std::ofstream(path) << "#!/bin/sh\nif [ \"$1\" = --version ]; then echo '" << name
-                      << " 1.0'; exit 0; fi\n"
+  std::ofstream(path) << "#!/bin/sh\nif [ \"$1\" = --version ]; then echo '" << name << " 1.0'; exit 0; fi\n"
                       << body << "\n";
   chmod(path.c_str(), 0755);
   return path;
@@ -69,7 +68,8 @@ TEST(Compiler, CompileErrorCarriesTheDiagnosticAndIsCached) {
   EXPECT_FALSE(first.ok);
   EXPECT_FALSE(first.cached);
   EXPECT_NE(first.log.find("undeclared_scale_factor"), std::string::npos) << first.log;
-  EXPECT_NE(first.log.find("candidate.cpp:"), std::string::npos) << "diagnostics name the file, not a temp path";
+  EXPECT_NE(first.log.find("candidate.cpp:"), std::string::npos)
+      << "diagnostics name the file, not a temp path";
   EXPECT_EQ(first.log.find(".build-"), std::string::npos) << first.log;
 
   auto second = compile_source("bad-again", source, options);
@@ -82,7 +82,8 @@ TEST(Compiler, LongDiagnosticsAreTrimmed) {
   auto options = fresh_cache_options("trim");
   options.max_log_bytes = 600;
   std::string source = "#include <crucible_abi.h>\n";
-  for (int i = 0; i < 200; ++i) source += "int f" + std::to_string(i) + "() { return undeclared_" + std::to_string(i) + "; }\n";
+  for (int i = 0; i < 200; ++i)
+    source += "int f" + std::to_string(i) + "() { return undeclared_" + std::to_string(i) + "; }\n";
   auto r = compile_source("noisy", source, options);
   EXPECT_FALSE(r.ok);
   EXPECT_LE(r.log.size(), options.max_log_bytes + 100);
@@ -107,7 +108,8 @@ TEST(Compiler, WallDeadlineKillsTheCompilerAndEverythingItStarted) {
 
 TEST(Compiler, LimitsAreAppliedInTheChild) {
   auto options = fresh_cache_options("limits");
-  options.cxx = fake_compiler("limits-cxx", "echo \"as=$(ulimit -v) cpu=$(ulimit -t) fsize=$(ulimit -f)\"; exit 1");
+  options.cxx =
+      fake_compiler("limits-cxx", "echo \"as=$(ulimit -v) cpu=$(ulimit -t) fsize=$(ulimit -f)\"; exit 1");
   options.memory_mb = 1536;
   options.timeout_s = 7;
   auto r = compile_source("limits", "int y;", options);

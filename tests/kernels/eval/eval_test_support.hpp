@@ -48,7 +48,9 @@ inline std::string candidate_source(const std::string& name) {
   return read_text(std::string(CRUCIBLE_TEST_DATA_DIR) + "/candidates/" + name + ".cpp");
 }
 
-inline std::string worker_path() { return std::string(CRUCIBLE_BINARY_DIR) + "/crucible-eval-worker"; }
+inline std::string worker_path() {
+  return std::string(CRUCIBLE_BINARY_DIR) + "/crucible-eval-worker";
+}
 
 /// A directory of its own for this test process, removed at exit.
 inline const std::string& scratch_dir() {
@@ -96,7 +98,8 @@ inline bench_runner& shared_runner() {
   return runner;
 }
 
-inline evaluation evaluate_candidate(const std::string& name, const eval_options& options = small_eval_options()) {
+inline evaluation evaluate_candidate(const std::string& name,
+                                     const eval_options& options = small_eval_options()) {
   auto config = test_config();
   config.eval = options;
   return evaluate_source(bias_scale_relu_task(), candidate_source(name), config, &shared_runner());

@@ -13,6 +13,8 @@
 #include "eval_test_support.hpp"
 #include "kernels/eval/frame_io.hpp"
 #include "kernels/eval/subprocess.hpp"
+#include "kernels/task/task_loader.hpp"
+#include "kernels/verify/artifact_imports.hpp"
 #include "messages/envelope.hpp"
 
 namespace crucible::kernels {
@@ -20,11 +22,14 @@ namespace {
 
 using test::evaluate_candidate;
 
-bool has(const std::vector<std::string>& v, const std::string& s) { return std::find(v.begin(), v.end(), s) != v.end(); }
+bool has(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
 
 std::string describe(const evaluation& e) {
   return "outcome=" + e.judged.outcome + " status=" + e.bench.status + " error=" + e.bench.error +
-         "\nevidence=" + ::testing::PrintToString(e.bench.evidence) + "\nnotes=" + ::testing::PrintToString(e.bench.notes) +
+         "\nevidence=" + ::testing::PrintToString(e.bench.evidence) +
+         "\nnotes=" + ::testing::PrintToString(e.bench.notes) +
          "\nflags=" + ::testing::PrintToString(e.judged.flags) + "\nlog=" + e.compiled.log;
 }
 
@@ -57,6 +62,17 @@ TEST(Evaluation, CorrectFusedKernelPassesWithASpeedup) {
   EXPECT_NE(e.bench.worker.find(':'), std::string::npos);
   std::printf("fused kernel: %.3gx (eager %.3g ms, candidate %.3g ms, spread %.3g, reruns %d)\n",
               e.bench.speedup_vs_eager, t.eager_ms_median, t.candidate_ms_median, t.spread, t.reruns);
+}
+
+TEST(Evaluation, SuiteTaskFromYaml) {
+  // The shipped suite through its loader: exact-erf gelu after a bias, against a vectorized fused kernel.
+  auto task = load_task_file(default_task_dir() + "/bias_gelu.yaml");
+  ASSERT_TRUE(task) << task.message();
+  auto config = test::test_config();
+  auto e = evaluate_source(*task, test::candidate_source("bias_gelu_fused"), config, &test::shared_runner());
+  EXPECT_EQ(e.judged.outcome, "pass") << describe(e);
+  EXPECT_TRUE(e.bench.correct);
+  EXPECT_GT(e.bench.speedup_vs_eager, 0.0);
 }
 
 TEST(Evaluation, WrongKernelIsIncorrect) {
@@ -111,6 +127,40 @@ TEST(Evaluation, ConstantOutputIsInputIndependent) {
   EXPECT_FALSE(e.bench.correct);
   EXPECT_TRUE(has(e.bench.evidence, "input_independent")) << describe(e);
   EXPECT_EQ(e.judged.outcome, "hack");
+}
+
+TEST(Evaluation, ClockReadHiddenFromTheSourceScanIsCaughtByTheImports) {
+  auto source = test::candidate_source("obfuscated_clock");
+  EXPECT_TRUE(static_source_flags(source).empty()) << "the point of this candidate";
+  auto e = evaluate_candidate("obfuscated_clock");
+  EXPECT_EQ(e.judged.outcome, "hack") << describe(e);
+  EXPECT_TRUE(has(e.bench.evidence, "reads_clock:clock_gettime")) << describe(e);
+  EXPECT_TRUE(has(e.judged.flags, "reads_clock"));
+}
+
+TEST(Evaluation, ArtifactImports) {
+  auto config = test::test_config();
+  auto clean = compile_source("clean", test::candidate_source("fused_bias_scale_relu"), config.compiler);
+  ASSERT_TRUE(clean.ok);
+  auto imports = imported_symbols(clean.artifact);
+  ASSERT_TRUE(imports) << imports.message();
+  EXPECT_TRUE(suspicious_imports(*imports).empty()) << ::testing::PrintToString(*imports);
+
+  auto threaded = compile_source("threaded", test::candidate_source("deferred_thread"), config.compiler);
+  ASSERT_TRUE(threaded.ok);
+  imports = imported_symbols(threaded.artifact);
+  ASSERT_TRUE(imports);
+  auto tags = suspicious_imports(*imports);
+  EXPECT_TRUE(std::any_of(tags.begin(), tags.end(), [](auto& t) {
+    return t.rfind("spawns_thread:", 0) == 0;
+  })) << ::testing::PrintToString(*imports);
+
+  EXPECT_EQ(suspicious_imports({"_ZN2at4_ops4gelu4callERKNS_6TensorEN3c1017basic_string_viewIcEE", "memcpy",
+                                "dlsym@GLIBC_2.34", "cblas_sgemm"}),
+            (std::vector<std::string>{
+                "calls_reference:_ZN2at4_ops4gelu4callERKNS_6TensorEN3c1017basic_string_viewIcEE",
+                "dynamic_loading:dlsym"}));
+  EXPECT_FALSE(imported_symbols("/etc/hostname"));
 }
 
 TEST(Evaluation, CompileErrorVerdictCarriesTheDiagnostic) {
@@ -224,14 +274,15 @@ TEST(BenchRunner, WorkerKilledMidEvaluationIsRetried) {
   evaluating.join();
   ASSERT_TRUE(killed);
   EXPECT_NE(result.worker, "");
-  EXPECT_EQ(result.worker.find(":" + std::to_string(victim)), std::string::npos) << "measured by the fresh worker";
+  EXPECT_EQ(result.worker.find(":" + std::to_string(victim)), std::string::npos)
+      << "measured by the fresh worker";
   EXPECT_EQ(result.status, "ok") << result.error;
   EXPECT_TRUE(result.correct);
   EXPECT_TRUE(result.timed);
   EXPECT_EQ(result.attempts, 2);
-  EXPECT_TRUE(std::any_of(result.notes.begin(), result.notes.end(),
-                          [](const std::string& n) { return n.find("SIGKILL") != std::string::npos; }))
-      << ::testing::PrintToString(result.notes);
+  EXPECT_TRUE(std::any_of(result.notes.begin(), result.notes.end(), [](const std::string& n) {
+    return n.find("SIGKILL") != std::string::npos;
+  })) << ::testing::PrintToString(result.notes);
 }
 
 TEST(BenchRunner, OutlierIsReMeasuredInAFreshWorker) {
@@ -242,9 +293,9 @@ TEST(BenchRunner, OutlierIsReMeasuredInAFreshWorker) {
   EXPECT_EQ(r.status, "ok") << r.error;
   EXPECT_EQ(r.attempts, 2);
   EXPECT_EQ(runner.worker().starts(), 2);
-  EXPECT_TRUE(std::any_of(r.notes.begin(), r.notes.end(),
-                          [](const std::string& n) { return n.find("believed the lower") != std::string::npos; }))
-      << ::testing::PrintToString(r.notes);
+  EXPECT_TRUE(std::any_of(r.notes.begin(), r.notes.end(), [](const std::string& n) {
+    return n.find("believed the lower") != std::string::npos;
+  })) << ::testing::PrintToString(r.notes);
 }
 
 TEST(Worker, MalformedFramesAreErrorsNotCrashes) {

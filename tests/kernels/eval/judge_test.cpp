@@ -9,9 +9,13 @@
 namespace crucible::kernels {
 namespace {
 
-bool has(const std::vector<std::string>& v, const std::string& s) { return std::find(v.begin(), v.end(), s) != v.end(); }
+bool has(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
 
-std::vector<std::string> flags_of(const std::string& src) { return static_source_flags(src); }
+std::vector<std::string> flags_of(const std::string& src) {
+  return static_source_flags(src);
+}
 
 TEST(StaticFlags, CleanCandidateHasNone) {
   std::vector<std::string> evidence;
@@ -43,7 +47,8 @@ TEST(StaticFlags, StaticStateButNotStaticFunctionsOrConstantTables) {
   // Mutable state that survives a call.
   EXPECT_TRUE(has(flags_of("int f() { static int calls = 0; return ++calls; }"), "static_state"));
   EXPECT_TRUE(has(flags_of("float cache[1024];\nint f() { return 0; }"), "static_state"));
-  EXPECT_TRUE(has(flags_of("namespace { std::unordered_map<const void*, std::vector<float>> memo; }"), "static_state"));
+  EXPECT_TRUE(has(flags_of("namespace { std::unordered_map<const void*, std::vector<float>> memo; }"),
+                  "static_state"));
   EXPECT_TRUE(has(flags_of("static std::vector<float> buf{1, 2};"), "static_state"));
   EXPECT_TRUE(has(flags_of("struct S { static int hits; };"), "static_state"));
   EXPECT_TRUE(has(flags_of("void f() { thread_local float scratch[64]; }"), "static_state"));
@@ -73,12 +78,13 @@ extern "C" int crucible_forward(const cru_context* ctx, const cru_tensor* in, in
   return 0;
 }
 )",
-                                      &evidence);
+                                   &evidence);
   EXPECT_FALSE(has(flags, "static_state")) << ::testing::PrintToString(evidence);
 }
 
 TEST(StaticFlags, LoadingSystemAndReference) {
-  EXPECT_TRUE(has(flags_of("#include <dlfcn.h>\nvoid* h = dlopen(\"libtorch_cpu.so\", RTLD_NOW);"), "dynamic_loading"));
+  EXPECT_TRUE(has(flags_of("#include <dlfcn.h>\nvoid* h = dlopen(\"libtorch_cpu.so\", RTLD_NOW);"),
+                  "dynamic_loading"));
   EXPECT_TRUE(has(flags_of("void f() { dlsym(RTLD_DEFAULT, \"x\"); }"), "dynamic_loading"));
   EXPECT_TRUE(has(flags_of("void f() { system(\"ls\"); }"), "system_call"));
   EXPECT_TRUE(has(flags_of("void f() { FILE* p = popen(\"ls\", \"r\"); }"), "system_call"));

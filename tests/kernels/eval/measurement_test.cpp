@@ -20,7 +20,9 @@
 namespace crucible::kernels {
 namespace {
 
-double stat_mean(const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0) / v.size(); }
+double stat_mean(const std::vector<double>& v) {
+  return std::accumulate(v.begin(), v.end(), 0.0) / v.size();
+}
 double stat_cv(const std::vector<double>& v) {
   double m = stat_mean(v), ss = 0;
   for (double x : v) ss += (x - m) * (x - m);
@@ -59,8 +61,9 @@ void measure(const task_spec& task, const std::string& candidate) {
   auto t_start = std::chrono::steady_clock::now();
   auto first = evaluate_source(task, source, config, &runner);  // starts the worker, builds the reference
   double first_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
-  ASSERT_EQ(first.judged.outcome, "pass") << first.bench.error << ::testing::PrintToString(first.bench.evidence)
-                                          << ::testing::PrintToString(first.bench.notes);
+  ASSERT_EQ(first.judged.outcome, "pass")
+      << first.bench.error << ::testing::PrintToString(first.bench.evidence)
+      << ::testing::PrintToString(first.bench.notes);
 
   std::vector<double> speedups, walls, compile_s, bench_s, spreads, reruns, eager_ms, cand_ms;
   std::map<std::string, std::vector<double>> phase_ms;
@@ -83,16 +86,18 @@ void measure(const task_spec& task, const std::string& candidate) {
   }
   double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
-  std::printf("\n== %s / %s, default eval_options (seeds %d, input_sets %d, warmup %d, buckets %d x trials %d)\n",
-              task.name.c_str(), candidate.c_str(), eval_options{}.seeds, eval_options{}.input_sets,
-              eval_options{}.warmup, eval_options{}.buckets, eval_options{}.trials);
+  std::printf(
+      "\n== %s / %s, default eval_options (seeds %d, input_sets %d, warmup %d, buckets %d x trials %d)\n",
+      task.name.c_str(), candidate.c_str(), eval_options{}.seeds, eval_options{}.input_sets,
+      eval_options{}.warmup, eval_options{}.buckets, eval_options{}.trials);
   std::printf("compile cold %.3f s, warm (cache hit) %.4f s\n", cold.seconds, warm.seconds);
   std::printf("first evaluation (worker start + reference build + evaluation): %.3f s\n", first_s);
-  std::printf("%d warm evaluations in %.3f s: %.2f evaluations/s (median wall %.3f s; attempts %d)\n", runs, total,
-              runs / total, stat_median(walls), attempts_total);
-  std::printf("per evaluation, median: compile (cached) %.4f s, bench round trip %.3f s\n", stat_median(compile_s),
-              stat_median(bench_s));
-  for (auto& [k, v] : phase_ms) std::printf("  worker phase %-12s median %8.2f ms\n", k.c_str(), stat_median(v));
+  std::printf("%d warm evaluations in %.3f s: %.2f evaluations/s (median wall %.3f s; attempts %d)\n", runs,
+              total, runs / total, stat_median(walls), attempts_total);
+  std::printf("per evaluation, median: compile (cached) %.4f s, bench round trip %.3f s\n",
+              stat_median(compile_s), stat_median(bench_s));
+  for (auto& [k, v] : phase_ms)
+    std::printf("  worker phase %-12s median %8.2f ms\n", k.c_str(), stat_median(v));
   std::printf("speedup vs eager: median %.3f, mean %.3f, min %.3f, max %.3f, CV over %d evaluations %.4f\n",
               stat_median(speedups), stat_mean(speedups), *std::min_element(speedups.begin(), speedups.end()),
               *std::max_element(speedups.begin(), speedups.end()), runs, stat_cv(speedups));

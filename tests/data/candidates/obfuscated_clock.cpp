@@ -1,0 +1,21 @@
+// Reads the clock behind token pasting, which a source scan does not see; the artifact's imports do.
+#include <crucible_abi.h>
+#include <time.h>
+
+#define CAT(a, b) a##b
+
+extern "C" int crucible_forward(const cru_context*, const cru_tensor* inputs, int32_t, cru_tensor* outputs,
+                                int32_t) {
+  timespec ts;
+  CAT(clock_, gettime)(CAT(CLOCK_, MONOTONIC), &ts);
+  const float* x = static_cast<const float*>(inputs[0].data);
+  const float* b = static_cast<const float*>(inputs[1].data);
+  float* out = static_cast<float*>(outputs[0].data);
+  const int64_t rows = inputs[0].shape[0], cols = inputs[0].shape[1];
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) {
+      float v = (x[r * cols + c] + b[c]) * 2.0f;
+      out[r * cols + c] = v > 0.0f ? v : 0.0f;
+    }
+  return ts.tv_nsec < 0;  // uses the reading
+}

@@ -1,5 +1,7 @@
 #include "kernels/program/emit_cpu.hpp"
 
+#include <algorithm>
+
 #include "kernels/program/cpu_groups.hpp"
 #include "kernels/program/cpu_math.hpp"
 #include "kernels/program/group_kinds.hpp"
@@ -11,6 +13,33 @@ namespace {
 
 int64_t round16(int64_t n) {
   return (n + 15) / 16 * 16;
+}
+
+// Re-indents generated code by brace depth (two spaces a level), so a person reading a candidate sees its
+// structure. Group emitters write unindented lines; the emitted code has no braces in strings or comments
+// that would mislead the count.
+std::string indent_code(const std::string& code) {
+  std::string out;
+  int depth = 0;
+  size_t pos = 0;
+  while (pos < code.size()) {
+    size_t end = code.find('\n', pos);
+    if (end == std::string::npos) end = code.size();
+    std::string line = code.substr(pos, end - pos);
+    pos = end + 1;
+    const size_t first = line.find_first_not_of(" \t");
+    if (first == std::string::npos) {
+      out += "\n";
+      continue;
+    }
+    line = line.substr(first);
+    int opens = 0, closes = 0;
+    for (char c : line) opens += c == '{', closes += c == '}';
+    const int here = line[0] == '}' ? depth - 1 : depth;
+    out += std::string(2 * std::max(here, 0), ' ') + line + "\n";
+    depth = std::max(depth + opens - closes, 0);
+  }
+  return out;
 }
 
 struct emitted {
@@ -113,7 +142,7 @@ expected<emitted> emit(const task_spec& task, const program& p) {
   }
   if (scratch > 0) s += "  if (own) std::free(ws);\n";
   s += "  return 0;\n}\n";
-  return emitted{std::move(s), scratch};
+  return emitted{indent_code(s), scratch};
 }
 
 }  // namespace

@@ -22,6 +22,7 @@
 #include "kernels/program/emit_cpu.hpp"
 #include "kernels/program/program_space.hpp"
 #include "kernels/task/task_loader.hpp"
+#include "kernels/verify/artifact_imports.hpp"
 #include "kernels/verify/judge.hpp"
 #include "tests/kernels/program/chain_oracle.hpp"
 #include "tests/kernels/program/test_tasks.hpp"
@@ -40,7 +41,8 @@ std::string temp_dir() {
   return dir;
 }
 
-// Compiles `source` into a shared object; returns the dlopen handle or the compiler's log.
+// Compiles `source` into a shared object; returns the dlopen handle, or null and the compiler's log (or the
+// verifier's objection to the object's imports).
 void* compile(const std::string& name, const std::string& source, std::string& log) {
   // A fresh path per call: dlopen hands back an already loaded object for a path it has seen.
   static std::atomic<int> serial{0};
@@ -54,6 +56,14 @@ void* compile(const std::string& name, const std::string& source, std::string& l
     log.assign(std::istreambuf_iterator<char>(f), {});
     return nullptr;
   }
+  // Nor may what it imports: no threads, clocks, processes or reference calls.
+  auto imports = imported_symbols(so);
+  if (!imports) {
+    log = imports.message();
+    return nullptr;
+  }
+  for (const auto& tag : suspicious_imports(*imports)) log += "suspicious import " + tag + "\n";
+  if (!log.empty()) return nullptr;
   void* h = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!h) log = dlerror();
   return h;

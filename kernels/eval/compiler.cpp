@@ -92,6 +92,14 @@ std::string trim_log(std::string log, size_t total_bytes, size_t max_bytes) {
   return log;
 }
 
+bool resource_failure(const std::string& log) {
+  for (const char* sign : {"virtual memory exhausted", "out of memory", "Cannot allocate memory",
+                           "No space left on device", "Resource temporarily unavailable", "Killed signal",
+                           "File size limit exceeded", "Disk quota exceeded"})
+    if (log.find(sign) != std::string::npos) return true;
+  return false;
+}
+
 std::string join(const std::vector<std::string>& v) {
   std::string out;
   for (const auto& s : v) out += s + '\x1f';
@@ -208,8 +216,9 @@ compile_result compile_source(const std::string& candidate_id, const std::string
             (run->exit.signal == SIGXCPU ? " (CPU time limit)" : "") + "\n";
   } else if (run->exit.code != 0) {
     r.log = log.empty() ? "compiler failed with " + run->exit.describe() + "\n" : log;
-    publish_file(cache, fail_path, r.log);  // a broken source is not compiled again
-    r.cached = false;
+    // A broken source is not compiled again; a compiler starved of memory, disk or processes may succeed
+    // next time, so that failure is not remembered.
+    if (!resource_failure(r.log)) publish_file(cache, fail_path, r.log);
   } else if (!fs::exists(work / "candidate.so")) {
     r.log = log + "compiler reported success but wrote no shared object\n";
   } else {

@@ -119,6 +119,15 @@ TEST(Compiler, LimitsAreAppliedInTheChild) {
   EXPECT_EQ(r.log.find("fsize=unlimited"), std::string::npos) << r.log;
 }
 
+TEST(Compiler, ResourceStarvedFailuresAreNotCached) {
+  auto options = fresh_cache_options("starved");
+  options.cxx = fake_compiler("starved-cxx", "echo 'cc1plus: out of memory allocating 65536 bytes'; exit 1");
+  auto first = compile_source("s", "int w;", options);
+  EXPECT_FALSE(first.ok);
+  auto second = compile_source("s", "int w;", options);
+  EXPECT_FALSE(second.cached) << "the next attempt may have the memory";
+}
+
 TEST(Compiler, ConfigurationErrorsAreValues) {
   compiler_options no_cache;
   auto r = compile_source("x", "int z;", no_cache);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -48,7 +49,9 @@ inline std::string candidate_source(const std::string& name) {
   return read_text(std::string(CRUCIBLE_TEST_DATA_DIR) + "/candidates/" + name + ".cpp");
 }
 
+/// The worker under test: $CRUCIBLE_EVAL_WORKER (to compare builds), else the one of this build tree.
 inline std::string worker_path() {
+  if (const char* env = std::getenv("CRUCIBLE_EVAL_WORKER"); env && *env) return env;
   return std::string(CRUCIBLE_BINARY_DIR) + "/crucible-eval-worker";
 }
 

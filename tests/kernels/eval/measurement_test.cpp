@@ -68,6 +68,7 @@ void measure(const task_spec& task, const std::string& candidate) {
   std::vector<double> speedups, walls, compile_s, bench_s, spreads, reruns, eager_ms, cand_ms;
   std::map<std::string, std::vector<double>> phase_ms;
   int attempts_total = 0;
+  int retaken = 0;
   auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < runs; ++i) {
     auto s = std::chrono::steady_clock::now();
@@ -83,6 +84,8 @@ void measure(const task_spec& task, const std::string& candidate) {
     reruns.push_back(e.bench.timing.reruns);
     attempts_total += e.bench.attempts;
     for (auto& [k, v] : phases(e.bench)) phase_ms[k].push_back(v);
+    for (const auto& n : e.bench.notes)
+      if (n.rfind("preemption: ", 0) == 0) retaken += std::atoi(n.c_str() + 12);
   }
   double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
@@ -101,8 +104,10 @@ void measure(const task_spec& task, const std::string& candidate) {
   std::printf("speedup vs eager: median %.3f, mean %.3f, min %.3f, max %.3f, CV over %d evaluations %.4f\n",
               stat_median(speedups), stat_mean(speedups), *std::min_element(speedups.begin(), speedups.end()),
               *std::max_element(speedups.begin(), speedups.end()), runs, stat_cv(speedups));
-  std::printf("within-evaluation bucket CV: median %.4f; variance-gate reruns: %g of %d evaluations\n",
-              stat_median(spreads), std::accumulate(reruns.begin(), reruns.end(), 0.0), runs);
+  std::printf(
+      "within-evaluation bucket CV: median %.4f; variance-gate reruns: %g of %d evaluations; "
+      "preempted trials re-taken: %d\n",
+      stat_median(spreads), std::accumulate(reruns.begin(), reruns.end(), 0.0), runs, retaken);
   std::printf("per evaluation: speedup (eager ms / candidate ms)\n ");
   for (size_t i = 0; i < speedups.size(); ++i)
     std::printf(" %.3f (%.3g/%.3g)", speedups[i], eager_ms[i], cand_ms[i]);

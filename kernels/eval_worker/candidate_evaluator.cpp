@@ -256,13 +256,14 @@ class session {
   struct checked {
     bool called = false;  ///< the call returned 0
     output_comparison cmp;
-    host_tensor got;  ///< the output as it was when the call returned
+    host_tensor got;   ///< the output as it was when the call returned
+    host_tensor want;  ///< the reference's output for the same inputs
   };
 
-  // One checked call on `inputs` against `want`: everything the verifier needs to tell a wrong answer from
-  // a hack. `phase` names the check in notes.
-  checked checked_call(std::vector<host_tensor>& inputs, const host_tensor& want, host_tensor& out,
-                       const std::string& phase) {
+  // One checked call on `inputs`: everything the verifier needs to tell a wrong answer from a hack. The
+  // reference runs only after the candidate returned (on the pristine copies), so no reference output for
+  // these inputs exists anywhere in this process while the candidate runs. `phase` names the check in notes.
+  checked checked_call(std::vector<host_tensor>& inputs, host_tensor& out, const std::string& phase) {
     checked c;
     auto pristine = clone_all(inputs);
     poison(out);
@@ -279,7 +280,12 @@ class session {
     if (int64_t p = count_poisoned(c.got); p > 0)
       evidence("output_unwritten", std::to_string(p) + " of " + std::to_string(c.got.numel()) +
                                        " output elements never written (" + phase + ")");
-    c.cmp = compare_outputs(c.got, want, atol_, rtol_);
+    c.want = ref_.make_output();
+    {
+      auto copy = clone_all(pristine);  // the reference computes on copies: the pristine ones stay as drawn
+      ref_.run(copy, c.want);
+    }
+    c.cmp = compare_outputs(c.got, c.want, atol_, rtol_);
     if (std::isfinite(c.cmp.max_abs_err)) r_.max_abs_err = std::max(r_.max_abs_err, c.cmp.max_abs_err);
     if (std::isfinite(c.cmp.max_rel_err)) r_.max_rel_err = std::max(r_.max_rel_err, c.cmp.max_rel_err);
 
@@ -312,13 +318,8 @@ class session {
       std::string phase =
           "seed " + std::to_string(s) + (variant == input_variant::heavy_tailed ? ", heavy-tailed" : "");
       auto inputs = ref_.make_inputs(base_seed_ + static_cast<uint64_t>(s), variant);
-      auto want = ref_.make_output();
-      {
-        auto copy = clone_all(inputs);  // the reference computes on copies: its inputs stay as drawn
-        ref_.run(copy, want);
-      }
       auto out = ref_.make_output();
-      auto c = checked_call(inputs, want, out, phase);
+      auto c = checked_call(inputs, out, phase);
       if (!c.called) {
         all_ok = false;
         break;
@@ -327,7 +328,7 @@ class session {
         all_ok = false;
         r_.notes.push_back("mismatch (" + phase + "): " + c.cmp.summary());
       }
-      wants.push_back(std::move(want));
+      wants.push_back(std::move(c.want));
       gots.push_back(std::move(c.got));
       kept_inputs.push_back(std::move(inputs));
     }
@@ -501,13 +502,8 @@ class session {
   // used (a result cached by pointer serves the stale answer there).
   void post_timing() {
     auto inputs = ref_.make_inputs(base_seed_ + 5000, input_variant::nominal);
-    auto want = ref_.make_output();
-    {
-      auto copy = clone_all(inputs);
-      ref_.run(copy, want);
-    }
     auto out = ref_.make_output();
-    auto c = checked_call(inputs, want, out, "after timing, fresh inputs");
+    auto c = checked_call(inputs, out, "after timing, fresh inputs");
     if (c.called && !c.cmp.ok)
       evidence("post_timing_mismatch", "wrong on fresh inputs after timing: " + c.cmp.summary());
     if (!c.called || pool_.empty()) return;
@@ -516,12 +512,8 @@ class session {
     auto fresh = ref_.make_inputs(base_seed_ + 6000, input_variant::nominal);
     for (size_t i = 0; i < fresh.size() && i < reused.inputs.size(); ++i)
       std::memcpy(reused.inputs[i].data(), fresh[i].data(), fresh[i].bytes());
-    {
-      auto copy = clone_all(reused.inputs);
-      ref_.run(copy, reused.want);
-    }
-    auto c2 =
-        checked_call(reused.inputs, reused.want, reused.out, "after timing, new values at a timed address");
+    reused.want = host_tensor();  // the stale reference for the old values goes too
+    auto c2 = checked_call(reused.inputs, reused.out, "after timing, new values at a timed address");
     if (c2.called && !c2.cmp.ok)
       evidence("post_timing_mismatch",
                "stale result for new values at an input address used during timing "

@@ -83,11 +83,14 @@ cpu_group_code emit_row_group(const cpu_group_ctx& g) {
   if (op.op == "softmax" || op.op == "log_softmax") {
     const bool log = op.op == "log_softmax";
     if (online) {
-      cpu_reduction ms{{{"mx", "-HUGE_VALF"}, {"sm", "0.0f"}},
-                       "{ const float mn = v > $mx ? v : $mx; $sm = $sm * " + EXP("$mx - mn") + " + " +
-                           EXP("v - mn") + "; $mx = mn; }",
-                       "{ const float mn = $mx@ > $mx ? $mx@ : $mx; $sm = $sm * std::exp($mx - mn) + $sm@ * "
-                       "std::exp($mx@ - mn); $mx = mn; }"};
+      cpu_reduction ms{
+          {{"mx", "-HUGE_VALF"}, {"sm", "0.0f"}},
+          // One exp per element: e = exp(-|v - max|) rescales either the sum (a new max) or the element.
+          "{ const float d = v - $mx; const float nd = -d; const float e = " + EXP("d < 0.0f ? d : nd") +
+              "; const float a = $sm * e + 1.0f, b = $sm + e; $sm = d > 0.0f ? a : b; $mx = d > 0.0f "
+              "? v : $mx; }",
+          "{ const float mn = $mx@ > $mx ? $mx@ : $mx; $sm = $sm * std::exp($mx - mn) + $sm@ * "
+          "std::exp($mx@ - mn); $mx = mn; }"};
       code += reduce(ms, P);
     } else {
       code += reduce(max_reduction("mx"), S);

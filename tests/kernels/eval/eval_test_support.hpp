@@ -85,7 +85,9 @@ inline eval_options small_eval_options() {
 
 inline evaluation_config test_config() {
   evaluation_config c;
-  c.compiler.cache_dir = scratch_dir() + "/cache";
+  // Shared by every test process of this build tree (ctest runs each test alone): the cache is safe for
+  // concurrent compilers and keyed on the compiler and the ABI header, so a stale hit cannot happen.
+  c.compiler.cache_dir = std::string(CRUCIBLE_BINARY_DIR) + "/eval-test-cache";
   c.worker.worker_path = worker_path();
   c.worker.timeout_s = 60.0;
   c.worker.log_path = scratch_dir() + "/worker.log";

@@ -102,16 +102,18 @@ TEST(Evaluation, PartialOutputIsUnwritten) {
 }
 
 TEST(Evaluation, WorkThatOutlivesTheCallIsFlagged) {
-  int worker_before = test::shared_runner().worker().pid();
+  int starts_before = test::shared_runner().worker().starts();
   auto e = evaluate_candidate("deferred_thread");
   EXPECT_EQ(e.judged.outcome, "hack") << describe(e);
   EXPECT_TRUE(has(e.bench.evidence, "output_changed_after_return")) << describe(e);
   EXPECT_TRUE(has(e.bench.evidence, "threads_left_running")) << describe(e);
-  // Its worker is not trusted with another candidate.
-  EXPECT_NE(test::shared_runner().worker().pid(), worker_before);
+  // Its worker is not trusted with another candidate: retired, and the next evaluation gets a fresh one.
   EXPECT_EQ(test::shared_runner().worker().pid(), 0);
+  int starts_after = test::shared_runner().worker().starts();
   auto next = evaluate_candidate("fused_bias_scale_relu");
   EXPECT_EQ(next.judged.outcome, "pass") << describe(next);
+  EXPECT_EQ(test::shared_runner().worker().starts(), starts_after + 1);
+  EXPECT_GE(starts_after, starts_before);
 }
 
 TEST(Evaluation, PointerKeyedCacheIsCaught) {

@@ -176,6 +176,23 @@ TEST(Evaluation, CompileErrorVerdictCarriesTheDiagnostic) {
   EXPECT_NE(j["compile_log"].get<std::string>().find("undeclared_scale_factor"), std::string::npos);
 }
 
+TEST(Evaluation, ThrownExceptionIsCaughtAndIncorrect) {
+  auto e = evaluate_candidate("throws");
+  EXPECT_EQ(e.bench.status, "ok") << describe(e);
+  EXPECT_FALSE(e.bench.correct);
+  EXPECT_NE(e.bench.error.find("shape not supported"), std::string::npos) << describe(e);
+  EXPECT_EQ(e.judged.outcome, "incorrect");
+}
+
+TEST(Evaluation, FloatingPointModeLeftChangedIsAHack) {
+  auto e = evaluate_candidate("flush_to_zero");
+  EXPECT_TRUE(has(e.bench.evidence, "fp_env_changed")) << describe(e);
+  EXPECT_EQ(e.judged.outcome, "hack");
+  // The worker restored the mode: the next candidate and the reference run as before.
+  auto next = evaluate_candidate("fused_bias_scale_relu");
+  EXPECT_EQ(next.judged.outcome, "pass") << describe(next);
+}
+
 TEST(Evaluation, MissingEntryPointIsALoadError) {
   auto e = evaluate_candidate("no_entry_point");
   EXPECT_EQ(e.bench.status, "load_error") << describe(e);

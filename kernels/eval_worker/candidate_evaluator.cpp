@@ -116,7 +116,6 @@ class loaded_candidate {
   loaded_candidate& operator=(const loaded_candidate&) = delete;
   ~loaded_candidate() {
     if (handle_ && !leak_) dlclose(handle_);
-    if (!copy_.empty()) unlink(copy_.c_str());
   }
   std::string open(const std::string& path, bool from_copy, const std::string& copy_path) {
     std::string load_path = path;
@@ -126,10 +125,12 @@ class loaded_candidate {
       std::error_code ec;
       std::filesystem::copy_file(path, copy_path, std::filesystem::copy_options::overwrite_existing, ec);
       if (ec) return "cannot copy artifact '" + path + "': " + ec.message();
-      copy_ = load_path = copy_path;
+      load_path = copy_path;
     }
     dlerror();
     handle_ = dlopen(load_path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    // The mapping outlives the name: remove the copy now, so a worker killed mid-evaluation leaves none.
+    if (from_copy) unlink(copy_path.c_str());
     if (!handle_) {
       const char* e = dlerror();
       return std::string("dlopen failed: ") + (e ? e : "unknown error");
@@ -146,7 +147,6 @@ class loaded_candidate {
   void* handle_ = nullptr;
   crucible_forward_fn fn_ = nullptr;
   bool leak_ = false;
-  std::string copy_;
 };
 
 struct call_result {
@@ -582,8 +582,10 @@ bench_result candidate_evaluator::evaluate(const eval_request& req) {
 
     loaded_candidate lib;
     int n = loads_[req.artifact]++;
-    std::string copy_path =
-        "/tmp/crucible-worker-" + std::to_string(getpid()) + "-" + std::to_string(n) + ".so";
+    std::error_code tmp_ec;
+    auto tmp = std::filesystem::temp_directory_path(tmp_ec);
+    std::string copy_path = (tmp_ec ? std::filesystem::path("/tmp") : tmp).string() + "/crucible-worker-" +
+                            std::to_string(getpid()) + "-" + std::to_string(n) + ".so";
     if (std::string err = lib.open(req.artifact, n > 0, copy_path); !err.empty()) {
       r.status = "load_error";
       r.error = err;

@@ -2,6 +2,7 @@
 #include <spdlog/spdlog.h>
 
 #include "actors/roles.hpp"
+#include "runtime/actor_failures.hpp"
 #include "kernels/eval/worker_client.hpp"
 #include "messages/type_ids.hpp"
 
@@ -14,6 +15,7 @@ struct benchmarker_state {
 };
 
 caf::behavior benchmarker(caf::stateful_actor<benchmarker_state>* self, runtime::role_context ctx) {
+  runtime::log_failures(self, "benchmarker #" + std::to_string(ctx.index));
   const auto& cfg = ctx.run->cfg;
   auto worker = cfg.benchmark.worker;
   if (!worker.log_path.empty()) worker.log_path += "." + std::to_string(ctx.index);

@@ -1,13 +1,15 @@
 #include <caf/all.hpp>
 
 #include "actors/roles.hpp"
+#include "runtime/actor_failures.hpp"
 #include "kernels/eval/compiler.hpp"
 #include "messages/type_ids.hpp"
 
 namespace crucible::actors {
 namespace {
 
-caf::behavior compiler(caf::event_based_actor*, runtime::role_context ctx) {
+caf::behavior compiler(caf::event_based_actor* self, runtime::role_context ctx) {
+  runtime::log_failures(self, "compiler #" + std::to_string(ctx.index));
   auto options = ctx.run->cfg.compiler;
   return {
       [=](compile_atom, const candidate& c) { return kernels::compile_source(c.id, c.source, options); },

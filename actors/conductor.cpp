@@ -11,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "actors/roles.hpp"
+#include "runtime/actor_failures.hpp"
 #include "messages/type_ids.hpp"
 
 namespace crucible::actors {
@@ -330,6 +331,7 @@ void fill_groups(conductor_actor* self) {
 }
 
 caf::behavior conductor(conductor_actor* self, runtime::role_context ctx) {
+  runtime::log_failures(self, "conductor #" + std::to_string(ctx.index));
   self->state.run = ctx.run;
   self->send(ctx.supervisor, pool_atom::value);  // subscribe: pools arrive now and on every change
   self->delayed_send(self, 100ms, tick_atom::value);

@@ -2,6 +2,7 @@
 #include <spdlog/spdlog.h>
 
 #include "actors/roles.hpp"
+#include "runtime/actor_failures.hpp"
 #include "kernels/program/emit_cpu.hpp"
 #include "messages/content_hash.hpp"
 #include "messages/type_ids.hpp"
@@ -19,6 +20,7 @@ struct generator_state {
 };
 
 caf::behavior generator(caf::stateful_actor<generator_state>* self, runtime::role_context ctx) {
+  runtime::log_failures(self, "generator #" + std::to_string(ctx.index));
   const auto& cfg = ctx.run->cfg;
   // Each generator samples its own stream; weights arrive from the learner (version 0 until then is the
   // same initialisation the learner starts from, since both use run.seed).

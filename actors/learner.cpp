@@ -2,6 +2,7 @@
 #include <spdlog/spdlog.h>
 
 #include "actors/roles.hpp"
+#include "runtime/actor_failures.hpp"
 #include "messages/type_ids.hpp"
 #include "policies/grpo_trainer.hpp"
 #include "policies/program_policy.hpp"
@@ -133,10 +134,14 @@ void tick(learner_actor* self, const runtime::role_context& ctx) {
 }
 
 caf::behavior learner(learner_actor* self, runtime::role_context ctx) {
+  runtime::log_failures(self, "learner #" + std::to_string(ctx.index));
   const auto& cfg = ctx.run->cfg;
   auto seed = static_cast<uint64_t>(cfg.run.seed);
   self->state.policy = std::make_unique<policies::program_policy>(cfg.policy, seed);
-  self->state.trainer = std::make_unique<policies::grpo_trainer>(*self->state.policy, cfg.grpo, seed + 1);
+  // Log-probs are recomputed at the temperature the generators sampled at, so fresh ratios start at 1.
+  auto grpo = cfg.grpo;
+  grpo.temperature = cfg.generator_temperature;
+  self->state.trainer = std::make_unique<policies::grpo_trainer>(*self->state.policy, grpo, seed + 1);
   if (ctx.run->resume) {
     auto c = runtime::load_latest_checkpoint(ctx.run->path("checkpoints"));
     if (!c) {

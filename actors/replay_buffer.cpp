@@ -3,6 +3,7 @@
 
 #include "actors/replay_store.hpp"
 #include "actors/roles.hpp"
+#include "runtime/actor_failures.hpp"
 #include "messages/type_ids.hpp"
 
 namespace crucible::actors {
@@ -14,6 +15,7 @@ struct replay_state {
 };
 
 caf::behavior replay_buffer(caf::stateful_actor<replay_state>* self, runtime::role_context ctx) {
+  runtime::log_failures(self, "replay_buffer #" + std::to_string(ctx.index));
   const auto& cfg = ctx.run->cfg;
   replay_options options{cfg.replay.bucket_edges, cfg.replay.temperature, cfg.async.max_staleness};
   auto store = replay_store::open(ctx.run->path("replay.sqlite"), options, static_cast<uint64_t>(cfg.run.seed) + 17);

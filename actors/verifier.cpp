@@ -1,13 +1,15 @@
 #include <caf/all.hpp>
 
 #include "actors/roles.hpp"
+#include "runtime/actor_failures.hpp"
 #include "kernels/verify/judge.hpp"
 #include "messages/type_ids.hpp"
 
 namespace crucible::actors {
 namespace {
 
-caf::behavior verifier(caf::event_based_actor*, runtime::role_context ctx) {
+caf::behavior verifier(caf::event_based_actor* self, runtime::role_context ctx) {
+  runtime::log_failures(self, "verifier #" + std::to_string(ctx.index));
   auto options = ctx.run->cfg.verifier;
   return {
       [=](verify_atom, const candidate& c, const compile_result& compiled, const bench_result& bench) {

@@ -5,6 +5,7 @@
 
 #include "actors/roles.hpp"
 #include "cli/commands.hpp"
+#include "policies/program_policy.hpp"
 #include "runtime/config.hpp"
 #include "runtime/logging.hpp"
 #include "runtime/train_session.hpp"
@@ -22,6 +23,10 @@ int train_command(const train_args& args) {
     std::cerr << "crucible train: " << cfg.message() << "\n";
     return 2;
   }
+  if (auto st = policies::validate_config(cfg->policy); !st) {
+    std::cerr << "crucible train: policy: " << st.message() << "\n";
+    return 2;
+  }
   if (args.print_config) {
     std::cout << runtime::to_yaml(*cfg);
     return 0;
@@ -32,6 +37,7 @@ int train_command(const train_args& args) {
     return 2;
   }
   runtime::init_logging(cfg->run.log_level, (*run)->path("crucible.log"), cfg->run.progress);
+  policies::set_intra_op_threads(static_cast<int>(cfg->policy_threads));
   auto registry = std::make_shared<runtime::role_registry>();
   actors::register_builtin_roles(*registry);
   std::printf("crucible train: %zu tasks, run directory %s%s\n", (*run)->tasks.size(), (*run)->dir.c_str(),

@@ -9,6 +9,8 @@
 #include "kernels/program/program_space.hpp"
 #include "policies/program_policy_impl.hpp"
 
+#include <ATen/Parallel.h>
+
 namespace crucible::policies {
 namespace {
 
@@ -369,6 +371,10 @@ void copy_parameters(causal_transformer& from, causal_transformer& to) {
   auto src = from->named_parameters(true);
   auto dst = to->named_parameters(true);
   for (const auto& kv : src) dst[kv.key()].copy_(kv.value());
+}
+
+void set_intra_op_threads(int threads) {
+  if (threads >= 1) at::set_num_threads(threads);
 }
 
 }  // namespace crucible::policies

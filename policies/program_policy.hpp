@@ -78,4 +78,9 @@ class program_policy {
   std::unique_ptr<impl> impl_;
 };
 
+/// LibTorch's intra-op threads for this process (policy inference and training). The runtime sets it once at
+/// start: on a small machine the policy shares cores with compilers and the benchmark worker, and a model
+/// this small runs fastest on one thread anyway.
+void set_intra_op_threads(int threads);
+
 }  // namespace crucible::policies

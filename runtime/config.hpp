@@ -76,6 +76,7 @@ struct config {
   policies::policy_config policy;
   policies::grpo_config grpo;
   double generator_temperature = 1.0;
+  int64_t policy_threads = 1;  ///< LibTorch intra-op threads of the policy (generators and learner)
   kernels::compiler_options compiler;
   benchmark_section benchmark;
   kernels::judge_options verifier;

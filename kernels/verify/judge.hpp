@@ -15,11 +15,17 @@ struct judge_options {
 };
 
 /// Static source checks: flags such as "spawns_thread", "reads_clock", "static_state", "calls_reference",
-/// "dynamic_loading", "system_call" with the line that triggered each (as "flag: line N: text").
+/// "dynamic_loading", "system_call", "file_access" with the line that triggered each (as "flag: line N:
+/// text", at most three lines per flag). Comments and string literals are not code; static functions and
+/// const/constexpr tables are not state. A scan can be dodged (macros, token pasting): the worker also
+/// judges the artifact's imported symbols (artifact_imports.hpp) with the same flag names.
 std::vector<std::string> static_source_flags(const std::string& source, std::vector<std::string>* evidence = nullptr);
 
 /// The verdict: outcome pass | incorrect | compile_error | crash | timeout | hack | error, its flags and
 /// evidence, the believed speedup, and the reward (speedup if pass, 0 if it failed, the penalty if flagged).
+/// First match wins: compile_error, crash, timeout, error (load_error or any other non-ok status), hack (a
+/// dynamic evidence tag, whose part before ':' is the flag, or a static flag), incorrect, pass (speedup
+/// capped at max_believed_speedup; 0 when the bench did not time it).
 verdict judge(const candidate& cand, const compile_result& compiled, const bench_result& bench,
               const judge_options& options = {});
 

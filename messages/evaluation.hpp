@@ -73,8 +73,9 @@ struct eval_options {
   double max_spread = 0.10;   ///< variance gate on bucket speedups; above it the buckets are re-run once
   int32_t max_reruns = 1;
   bool timing = true;         ///< false: correctness checks only
+  double early_stop_slowdown = 20.0;  ///< a candidate this many times slower after the first bucket stops there
   MSGPACK_DEFINE_MAP(seeds, input_sets, warmup, buckets, trials, flush_cache, threads, settle_ms, max_spread,
-                     max_reruns, timing);
+                     max_reruns, timing, early_stop_slowdown);
 };
 
 /// What the benchmarker asks of its isolated worker process.

@@ -72,6 +72,7 @@ std::vector<std::pair<std::string, field_ref>> fields_of(config& c) {
       {"benchmark.settle_ms", &c.benchmark.eval.settle_ms},
       {"benchmark.max_spread", &c.benchmark.eval.max_spread},
       {"benchmark.max_reruns", &c.benchmark.eval.max_reruns},
+      {"benchmark.early_stop_slowdown", &c.benchmark.eval.early_stop_slowdown},
       {"benchmark.timeout_s", &c.benchmark.worker.timeout_s},
       {"benchmark.memory_mb", &c.benchmark.worker.memory_mb},
       {"benchmark.max_attempts", &c.benchmark.runner.max_attempts},

@@ -433,7 +433,7 @@ class session {
       b.eager_ms.push_back(me);
       b.candidate_ms.push_back(mc);
       b.speedups.push_back(mc > 0 ? me / mc : 0.0);
-      if (k == 0 && buckets > 1 && mc > 20.0 * me) {
+      if (k == 0 && buckets > 1 && opt_.early_stop_slowdown > 0 && mc > opt_.early_stop_slowdown * me) {
         // A candidate this slow cannot win; stop before it eats the run's time.
         b.early_stop = true;
         r_.notes.push_back("early stop: candidate " + fmt(mc / std::max(me, 1e-9)) +

@@ -50,6 +50,7 @@ struct conductor_state {
   int64_t generated = 0;
   int64_t scored = 0;
   int64_t redispatched = 0;
+  int64_t abandoned = 0;
   int64_t stale_answers = 0;
   bool stopping = false;
   std::vector<caf::response_promise> stop_waiters;
@@ -81,7 +82,8 @@ status_report report(conductor_actor* self) {
   status_report s;
   s.candidates_generated = self->state.generated;
   s.candidates_scored = self->state.scored;
-  s.candidates_in_flight = self->state.generated - self->state.scored;
+  s.candidates_abandoned = self->state.abandoned;
+  s.candidates_in_flight = self->state.generated - self->state.scored - self->state.abandoned;
   s.redispatched = self->state.redispatched;
   s.speedup_best = self->state.best;
   s.wall_s = self->state.run->elapsed_s();
@@ -99,19 +101,20 @@ void maybe_finish_stop(conductor_actor* self) {
 void fill_groups(conductor_actor* self);
 void dispatch(conductor_actor* self, const std::string& id);
 
-void insert_group(conductor_actor* self, const std::string& gid) {
+void insert_group(conductor_actor* self, const std::string& gid, bool partial = false) {
   auto git = self->state.groups.find(gid);
   if (git == self->state.groups.end()) return;
   auto& g = git->second;
   g.inserting = true;
   scored_group sg;
+  sg.partial = partial;
   sg.group_id = gid;
   sg.task = g.p.task.name;
   sg.policy_version = g.policy_version;
   sg.created_unix = runtime::unix_now();
   for (const auto& id : g.ids) sg.members.push_back(self->state.cands[id].scored);
   caf::actor replay = pick(self, "replay_buffer");
-  auto retry = [=] { self->delayed_send(self, 500ms, insert_atom::value, gid); };
+  auto retry = [=] { self->delayed_send(self, 500ms, insert_atom::value, gid, partial); };
   if (!replay) return retry();
   self->request(replay, 30s, insert_atom::value, sg)
       .then(
@@ -342,7 +345,7 @@ caf::behavior conductor(conductor_actor* self, runtime::role_context ctx) {
       [=](tick_atom) { fill_groups(self); },
       [=](stage_atom, const std::string& id) { dispatch(self, id); },
       [=](generate_atom, const std::string& gid) { generate(self, gid); },
-      [=](insert_atom, const std::string& gid) { insert_group(self, gid); },
+      [=](insert_atom, const std::string& gid, bool partial) { insert_group(self, gid, partial); },
       [=](stop_atom, double grace_s) -> caf::result<status_report> {
         self->state.stopping = true;
         if (self->state.groups.empty()) return report(self);
@@ -352,11 +355,43 @@ caf::behavior conductor(conductor_actor* self, runtime::role_context ctx) {
                            stop_atom::value);
         return rp;
       },
-      [=](stop_atom) {  // the grace period is over: report what is still in flight
+      [=](stop_atom) {
+        // The grace period is over. Nothing generated is dropped silently: every unfinished candidate gets
+        // the verdict "abandoned" and its group is stored as partial (kept for the record, never trained on).
         if (self->state.stop_waiters.empty()) return;
+        std::vector<std::string> unfinished;
+        for (auto& [gid, g] : self->state.groups) {
+          if (g.ids.empty()) continue;  // still generating: no candidate exists yet
+          if (g.inserting) continue;    // complete, being stored
+          for (const auto& id : g.ids) {
+            auto& c = self->state.cands[id];
+            if (c.done) continue;
+            c.done = true;
+            c.scored.judged.candidate_id = id;
+            c.scored.judged.content_hash = c.scored.cand.content_hash;
+            c.scored.judged.outcome = "abandoned";
+            c.scored.judged.evidence = {"run stopped during stage " + self->state.run->cfg.pipeline[std::min(
+                                                                          c.stage, self->state.run->cfg.pipeline.size() - 1)]};
+            c.scored.judged.reward = 0.0;
+            c.scored.reward = 0.0;
+            ++self->state.abandoned;
+          }
+          unfinished.push_back(gid);
+        }
+        for (auto it = self->state.groups.begin(); it != self->state.groups.end();)
+          it = it->second.ids.empty() ? self->state.groups.erase(it) : std::next(it);
+        if (!unfinished.empty())
+          spdlog::warn("conductor: stopping; {} unfinished candidates stored as abandoned in {} partial groups",
+                       self->state.abandoned, unfinished.size());
+        for (const auto& gid : unfinished) insert_group(self, gid, true);
+        maybe_finish_stop(self);
+        // If the replay buffer cannot take them, answer anyway after a last wait rather than hang the stop.
+        self->delayed_send(self, 10s, stop_atom::value, true);
+      },
+      [=](stop_atom, bool) {
+        if (self->state.stop_waiters.empty()) return;
+        spdlog::error("conductor: {} groups could not be stored before the stop", self->state.groups.size());
         auto r = report(self);
-        spdlog::warn("conductor: stopping with {} candidates in flight ({} groups unfinished)",
-                     r.candidates_in_flight, self->state.groups.size());
         for (auto& rp : self->state.stop_waiters) rp.deliver(r);
         self->state.stop_waiters.clear();
       },

@@ -190,11 +190,12 @@ expected<replay_store::insert_result> replay_store::insert(const scored_group& g
       ++result.duplicates;
     }
   }
-  statement grp(db_, "INSERT INTO groups (group_id, task, policy_version, created, state) VALUES (?,?,?,?,'pending')");
+  statement grp(db_, "INSERT INTO groups (group_id, task, policy_version, created, state) VALUES (?,?,?,?,?)");
   grp.text(1, group.group_id);
   grp.text(2, group.task);
   grp.integer(3, group.policy_version);
   grp.real(4, group.created_unix);
+  grp.text(5, group.partial ? "partial" : "pending");
   if (sqlite3_step(grp.s) != SQLITE_DONE) {
     std::string msg = sqlite3_errmsg(db_);
     exec("ROLLBACK;");
@@ -208,7 +209,7 @@ expected<replay_store::insert_result> replay_store::insert(const scored_group& g
     by_task_bucket_[group.task][bucket_of(m->judged.speedup)].push_back(
         {m->cand.id, m->cand.program, m->cand.source, m->judged.speedup});
   }
-  pending_.push_back(group);
+  if (!group.partial) pending_.push_back(group);
   return result;
 }
 

@@ -36,8 +36,8 @@ class replay_store {
     int64_t inserted = 0;    ///< candidates newly stored
     int64_t duplicates = 0;  ///< candidates already stored under the same id (ignored)
   };
-  /// Stores a scored group and queues it for the learner. A group or candidate id seen before is ignored,
-  /// so a re-sent group is never counted twice.
+  /// Stores a scored group and queues it for the learner (a partial group is stored, not queued). A group
+  /// or candidate id seen before is ignored, so a re-sent group is never counted twice.
   expected<insert_result> insert(const scored_group& group);
 
   /// Up to `k` exemplars for `task` from distinct speedup buckets, buckets drawn by a softmax over their

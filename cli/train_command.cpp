@@ -50,12 +50,12 @@ int train_command(const train_args& args) {
     return 2;
   }
   const auto& c = summary->conductor;
-  std::printf("\n%s after %lld learner steps in %.0f s: %lld candidates generated, %lld scored, %lld in flight at "
-              "the end, %lld re-dispatched\n",
+  std::printf("\n%s after %lld learner steps in %.0f s: %lld candidates generated, %lld scored, %lld abandoned "
+              "at the stop, %lld lost, %lld stage re-dispatches\n",
               summary->interrupted ? "interrupted" : summary->timed_out ? "time budget spent" : "done",
               static_cast<long long>(summary->steps), summary->wall_s, static_cast<long long>(c.candidates_generated),
-              static_cast<long long>(c.candidates_scored), static_cast<long long>(c.candidates_in_flight),
-              static_cast<long long>(c.redispatched));
+              static_cast<long long>(c.candidates_scored), static_cast<long long>(c.candidates_abandoned),
+              static_cast<long long>(c.candidates_in_flight), static_cast<long long>(c.redispatched));
   size_t faster = 0;
   for (const auto& [task, s] : c.speedup_best) faster += s > 1.0;
   std::printf("best verified speedup vs LibTorch eager (%zu of %zu tasks faster):\n", faster, (*run)->tasks.size());

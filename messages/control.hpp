@@ -33,6 +33,7 @@ struct status_report {
   int64_t candidates_generated = 0;
   int64_t candidates_scored = 0;
   int64_t candidates_in_flight = 0;
+  int64_t candidates_abandoned = 0;  ///< unfinished when a stop's grace period ran out; stored as "abandoned"
   int64_t redispatched = 0;
   double candidates_per_s = 0.0;
   double reward_mean = 0.0;
@@ -41,7 +42,7 @@ struct status_report {
   std::vector<role_status> roles;
   double wall_s = 0.0;
   MSGPACK_DEFINE_MAP(step, policy_version, candidates_generated, candidates_scored, candidates_in_flight,
-                     redispatched, candidates_per_s, reward_mean, staleness_mean, speedup_best, roles, wall_s);
+                     candidates_abandoned, redispatched, candidates_per_s, reward_mean, staleness_mean, speedup_best, roles, wall_s);
 };
 
 }  // namespace crucible

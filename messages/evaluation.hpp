@@ -87,7 +87,8 @@ struct eval_request {
   MSGPACK_DEFINE_MAP(candidate_id, task, artifact, options);
 };
 
-/// outcome: pass | incorrect | compile_error | crash | timeout | hack | error.
+/// outcome: pass | incorrect | compile_error | crash | timeout | hack | error | abandoned (the run stopped
+/// before the candidate's pipeline finished).
 struct verdict {
   std::string candidate_id;
   std::string content_hash;

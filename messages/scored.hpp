@@ -28,7 +28,8 @@ struct scored_group {
   int64_t policy_version = 0;  ///< version that generated the group
   std::vector<scored_candidate> members;
   double created_unix = 0.0;
-  MSGPACK_DEFINE_MAP(group_id, task, policy_version, members, created_unix);
+  bool partial = false;  ///< cut short by a stop: stored for the record, never trained on
+  MSGPACK_DEFINE_MAP(group_id, task, policy_version, members, created_unix, partial);
 };
 
 /// Groups handed to the learner, all within the staleness bound of `learner_version`.

@@ -126,6 +126,21 @@ TEST(ReplayStore, ReopeningRestoresPendingGroupsAndExemplars) {
   EXPECT_FALSE(store->exemplars("t", 2).empty());
 }
 
+TEST(ReplayStore, PartialGroupsAreStoredButNeverTrainedOn) {
+  temp_db db;
+  auto store = replay_store::open(db.path(), {}, 1);
+  ASSERT_TRUE(store);
+  auto g = make_group("cut", "t", 0, {1.5, 0.0});
+  g.partial = true;
+  g.members[1].judged.outcome = "abandoned";
+  auto r = store->insert(g);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->inserted, 2);
+  EXPECT_EQ(store->pending_groups(), 0u);
+  EXPECT_TRUE(store->take_groups(0, 4).groups.empty());
+  EXPECT_EQ(store->exemplars("t", 2).size(), 1u);  // its finished, passing member still teaches
+}
+
 TEST(ReplayStore, UnopenablePathIsAnError) {
   auto store = replay_store::open("/nonexistent-dir/x/replay.sqlite", {}, 1);
   EXPECT_FALSE(store);

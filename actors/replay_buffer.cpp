@@ -1,7 +1,7 @@
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
-#include "actors/replay_store.hpp"
+#include "runtime/replay_store.hpp"
 #include "actors/roles.hpp"
 #include "runtime/actor_failures.hpp"
 #include "messages/type_ids.hpp"
@@ -10,21 +10,21 @@ namespace crucible::actors {
 namespace {
 
 struct replay_state {
-  std::unique_ptr<replay_store> store;
+  std::unique_ptr<runtime::replay_store> store;
   static inline const char* name = "replay_buffer";
 };
 
 caf::behavior replay_buffer(caf::stateful_actor<replay_state>* self, runtime::role_context ctx) {
   runtime::log_failures(self, "replay_buffer #" + std::to_string(ctx.index));
   const auto& cfg = ctx.run->cfg;
-  replay_options options{cfg.replay.bucket_edges, cfg.replay.temperature, cfg.async.max_staleness};
-  auto store = replay_store::open(ctx.run->path("replay.sqlite"), options, static_cast<uint64_t>(cfg.run.seed) + 17);
+  runtime::replay_options options{cfg.replay.bucket_edges, cfg.replay.temperature, cfg.async.max_staleness};
+  auto store = runtime::replay_store::open(ctx.run->path("replay.sqlite"), options, static_cast<uint64_t>(cfg.run.seed) + 17);
   if (!store) {
     spdlog::error("replay_buffer: {}", store.message());
     self->quit(caf::make_error(caf::sec::runtime_error, store.message()));
     return {};
   }
-  self->state.store = std::make_unique<replay_store>(std::move(*store));
+  self->state.store = std::make_unique<runtime::replay_store>(std::move(*store));
   spdlog::info("replay_buffer: {} candidates stored, {} groups pending", self->state.store->candidates_total(),
                self->state.store->pending_groups());
   int exemplars = static_cast<int>(cfg.replay.exemplars);

@@ -32,4 +32,9 @@ struct tasks_args {
 };
 int tasks_command(const tasks_args& args);
 
+struct report_args {
+  std::string run_dir;
+};
+int report_command(const report_args& args);
+
 }  // namespace crucible::cli

@@ -1,4 +1,4 @@
-// crucible: train | eval | tasks. Thin by design: parse arguments, register the built-in roles, hand over.
+// crucible: train | eval | tasks | report. Thin by design: parse arguments, register the built-in roles, hand over.
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.hpp"
@@ -30,6 +30,10 @@ int main(int argc, char** argv) {
   l->add_option("--tasks-dir", tasks.tasks_dir, "task suite directory (default: kernels/tasks)");
   l->add_flag("--lint", tasks.lint, "run the task linter and measure each task's eager time");
 
+  crucible::cli::report_args report;
+  auto* r = app.add_subcommand("report", "what a run learned: rewards early and late, per-task progress, best speedups");
+  r->add_option("run_dir", report.run_dir, "run directory (run.dir of the run)")->required();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& err) {
@@ -39,5 +43,6 @@ int main(int argc, char** argv) {
   if (*t) return crucible::cli::train_command(train);
   if (*e) return crucible::cli::eval_command(eval);
   if (*l) return crucible::cli::tasks_command(tasks);
+  if (*r) return crucible::cli::report_command(report);
   return 2;
 }

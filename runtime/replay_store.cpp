@@ -1,4 +1,4 @@
-#include "actors/replay_store.hpp"
+#include "runtime/replay_store.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -8,7 +8,7 @@
 
 #include "messages/envelope.hpp"
 
-namespace crucible::actors {
+namespace crucible::runtime {
 namespace {
 
 // RAII for prepared statements; errors are reported through the store's status values.
@@ -270,4 +270,37 @@ group_batch replay_store::take_groups(int64_t learner_version, int n) {
   return batch;
 }
 
-}  // namespace crucible::actors
+expected<replay_summary> replay_store::summarize(const std::string& path) {
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
+    std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
+    sqlite3_close(db);
+    return make_error("cannot open replay database '" + path + "': " + msg);
+  }
+  replay_summary out;
+  {
+    statement groups(db, "SELECT g.group_id, g.task, g.state, g.policy_version, g.created, AVG(c.reward), COUNT(c.id) "
+                         "FROM groups g JOIN candidates c ON c.group_id = g.group_id GROUP BY g.group_id "
+                         "ORDER BY g.created, g.group_id");
+    statement outcomes(db, "SELECT outcome, COUNT(*) FROM candidates GROUP BY outcome");
+    statement best(db, "SELECT task, MAX(speedup) FROM candidates WHERE outcome = 'pass' GROUP BY task");
+    if (!groups || !outcomes || !best) {
+      std::string msg = sqlite3_errmsg(db);
+      sqlite3_close(db);
+      return make_error("'" + path + "' is not a replay database: " + msg);
+    }
+    while (sqlite3_step(groups.s) == SQLITE_ROW)
+      out.groups.push_back({column_text(groups.s, 0), column_text(groups.s, 1), column_text(groups.s, 2),
+                            sqlite3_column_int64(groups.s, 3), sqlite3_column_double(groups.s, 4),
+                            sqlite3_column_double(groups.s, 5), sqlite3_column_int64(groups.s, 6)});
+    while (sqlite3_step(outcomes.s) == SQLITE_ROW) {
+      out.outcomes[column_text(outcomes.s, 0)] = sqlite3_column_int64(outcomes.s, 1);
+      out.candidates += sqlite3_column_int64(outcomes.s, 1);
+    }
+    while (sqlite3_step(best.s) == SQLITE_ROW) out.speedup_best[column_text(best.s, 0)] = sqlite3_column_double(best.s, 1);
+  }
+  sqlite3_close(db);
+  return out;
+}
+
+}  // namespace crucible::runtime

@@ -1,11 +1,11 @@
-#include "actors/replay_store.hpp"
+#include "runtime/replay_store.hpp"
 
 #include <filesystem>
 #include <set>
 
 #include <gtest/gtest.h>
 
-namespace crucible::actors {
+namespace crucible::runtime {
 namespace {
 
 namespace fs = std::filesystem;
@@ -147,4 +147,4 @@ TEST(ReplayStore, UnopenablePathIsAnError) {
 }
 
 }  // namespace
-}  // namespace crucible::actors
+}  // namespace crucible::runtime

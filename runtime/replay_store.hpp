@@ -16,7 +16,7 @@
 
 struct sqlite3;
 
-namespace crucible::actors {
+namespace crucible::runtime {
 
 struct replay_options {
   std::vector<double> bucket_edges = {0.5, 0.9, 1.1, 1.5, 3.0};
@@ -24,10 +24,33 @@ struct replay_options {
   int64_t max_staleness = 2;
 };
 
+/// One stored group, as a report sees it.
+struct stored_group {
+  std::string group_id;
+  std::string task;
+  std::string state;  ///< pending | trained | stale | partial
+  int64_t policy_version = 0;
+  double created_unix = 0.0;
+  double reward_mean = 0.0;
+  int64_t members = 0;
+};
+
+/// A read-only summary of a replay database: groups in creation order, candidates per outcome, best verified
+/// speedup per task.
+struct replay_summary {
+  std::vector<stored_group> groups;
+  std::map<std::string, int64_t> outcomes;
+  std::map<std::string, double> speedup_best;
+  int64_t candidates = 0;
+};
+
 /// Thread contract: one owner (the replay_buffer actor).
 class replay_store {
  public:
   static expected<replay_store> open(const std::string& path, replay_options options, uint64_t seed);
+
+  /// Reads a run's database without modifying it (crucible report).
+  static expected<replay_summary> summarize(const std::string& path);
   replay_store(replay_store&& other) noexcept;
   replay_store& operator=(replay_store&&) = delete;
   ~replay_store();
@@ -73,4 +96,4 @@ class replay_store {
   int64_t candidates_total_ = 0;
 };
 
-}  // namespace crucible::actors
+}  // namespace crucible::runtime

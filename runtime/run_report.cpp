@@ -1,0 +1,112 @@
+#include "runtime/run_report.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "kernels/task/task_loader.hpp"
+#include "runtime/replay_store.hpp"
+#include "runtime/run_context.hpp"
+
+namespace crucible::runtime {
+
+expected<run_report> make_run_report(const std::string& run_dir) {
+  run_report r;
+  r.dir = run_dir;
+  std::ifstream in(run_dir + "/metrics.jsonl");
+  if (!in) return make_error("'" + run_dir + "' has no metrics.jsonl (is it a run directory?)");
+  std::vector<double> rewards;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty()) continue;
+    try {
+      auto j = nlohmann::json::parse(line);
+      rewards.push_back(j.at("reward_mean").get<double>());
+      r.steps = j.at("step").get<int64_t>();
+      r.wall_s = j.at("wall_s").get<double>();
+    } catch (const std::exception& e) {
+      return make_error(run_dir + "/metrics.jsonl: line " + std::to_string(rewards.size() + 1) + ": " + e.what());
+    }
+  }
+  if (!rewards.empty()) {
+    r.fifth = std::max<int64_t>(1, static_cast<int64_t>(rewards.size()) / 5);
+    double first = 0, last = 0;
+    for (int64_t i = 0; i < r.fifth; ++i) {
+      first += rewards[static_cast<size_t>(i)];
+      last += rewards[rewards.size() - 1 - static_cast<size_t>(i)];
+    }
+    r.first_fifth_reward = first / static_cast<double>(r.fifth);
+    r.last_fifth_reward = last / static_cast<double>(r.fifth);
+  }
+
+  auto summary = replay_store::summarize(run_dir + "/replay.sqlite");
+  if (!summary) return summary.err();
+  r.outcomes = summary->outcomes;
+  r.candidates = summary->candidates;
+  std::vector<std::string> names;
+  if (auto cfg = load_run_config(run_dir, {})) {
+    auto suite = kernels::load_task_suite(cfg->tasks.dir.empty() ? kernels::default_task_dir() : cfg->tasks.dir,
+                                          cfg->target);
+    if (suite)
+      for (const auto& t : *suite) {
+        bool in = cfg->tasks.include.empty() ||
+                  std::count(cfg->tasks.include.begin(), cfg->tasks.include.end(), t.name) > 0;
+        bool out = std::count(cfg->tasks.exclude.begin(), cfg->tasks.exclude.end(), t.name) > 0;
+        if (in && !out) names.push_back(t.name);
+      }
+  }
+  for (const auto& g : summary->groups)
+    if (std::find(names.begin(), names.end(), g.task) == names.end()) names.push_back(g.task);
+  std::sort(names.begin(), names.end());
+  for (const auto& name : names) {
+    task_progress t;
+    t.task = name;
+    for (const auto& g : summary->groups) {
+      if (g.task != name || g.state == "partial") continue;
+      if (t.groups++ == 0) t.first_reward = g.reward_mean, t.first_version = g.policy_version;
+      t.last_reward = g.reward_mean;
+      t.last_version = g.policy_version;
+    }
+    if (auto it = summary->speedup_best.find(name); it != summary->speedup_best.end()) t.best_speedup = it->second;
+    r.tasks_faster += t.best_speedup > 1.0;
+    r.tasks_improved += t.groups >= 2 && t.last_reward > t.first_reward;
+    r.tasks.push_back(t);
+  }
+  r.tasks_total = r.tasks.size();
+  return r;
+}
+
+std::string format_run_report(const run_report& r) {
+  std::string out;
+  char buf[512];
+  std::snprintf(buf, sizeof buf, "run %s: %lld learner steps in %.0f s, %lld candidates\n", r.dir.c_str(),
+                static_cast<long long>(r.steps), r.wall_s, static_cast<long long>(r.candidates));
+  out += buf;
+  std::snprintf(buf, sizeof buf, "mean reward, first fifth of steps (%lld): %.3f   last fifth: %.3f\n",
+                static_cast<long long>(r.fifth), r.first_fifth_reward, r.last_fifth_reward);
+  out += buf;
+  std::snprintf(buf, sizeof buf, "tasks with a verified candidate faster than LibTorch eager: %zu of %zu\n",
+                r.tasks_faster, r.tasks_total);
+  out += buf;
+  std::snprintf(buf, sizeof buf, "tasks whose last group's mean reward beats their first group's: %zu of %zu\n",
+                r.tasks_improved, r.tasks_total);
+  out += buf;
+  out += "outcomes:";
+  for (const auto& [o, n] : r.outcomes) out += " " + o + " " + std::to_string(n);
+  out += "\n\n";
+  std::snprintf(buf, sizeof buf, "| %-26s | %6s | %12s | %12s | %13s |\n", "task", "groups", "first reward",
+                "last reward", "best speedup");
+  out += buf;
+  out += "|" + std::string(28, '-') + "|" + std::string(8, '-') + "|" + std::string(14, '-') + "|" +
+         std::string(14, '-') + "|" + std::string(15, '-') + "|\n";
+  for (const auto& t : r.tasks) {
+    std::string best = t.best_speedup > 0 ? (std::snprintf(buf, sizeof buf, "%.2fx", t.best_speedup), buf) : "-";
+    std::snprintf(buf, sizeof buf, "| %-26s | %6lld | %12.3f | %12.3f | %13s |\n", t.task.c_str(),
+                  static_cast<long long>(t.groups), t.first_reward, t.last_reward, best.c_str());
+    out += buf;
+  }
+  return out;
+}
+
+}  // namespace crucible::runtime

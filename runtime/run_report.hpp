@@ -1,0 +1,42 @@
+#pragma once
+// `crucible report RUN_DIR`: what a run learned, read back from its metrics.jsonl and replay.sqlite — the
+// figures the README quotes, reproducible from any run directory.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "messages/expected.hpp"
+
+namespace crucible::runtime {
+
+struct task_progress {
+  std::string task;
+  int64_t groups = 0;              ///< complete groups (partial ones excluded)
+  double first_reward = 0.0;       ///< mean reward of the task's first group
+  double last_reward = 0.0;        ///< ... and of its last group
+  int64_t first_version = 0;
+  int64_t last_version = 0;
+  double best_speedup = 0.0;       ///< best verified speedup vs eager (0: none passed)
+};
+
+struct run_report {
+  std::string dir;
+  int64_t steps = 0;
+  double wall_s = 0.0;
+  int64_t fifth = 0;                ///< steps in a fifth of the run
+  double first_fifth_reward = 0.0;  ///< mean of reward_mean over the first fifth of steps
+  double last_fifth_reward = 0.0;
+  size_t tasks_total = 0;
+  size_t tasks_faster = 0;          ///< tasks with a verified candidate faster than eager
+  size_t tasks_improved = 0;        ///< tasks whose last group's mean reward beats their first group's
+  std::vector<task_progress> tasks;
+  std::map<std::string, int64_t> outcomes;
+  int64_t candidates = 0;
+};
+
+expected<run_report> make_run_report(const std::string& run_dir);
+
+std::string format_run_report(const run_report& r);
+
+}  // namespace crucible::runtime

@@ -1,0 +1,104 @@
+// `crucible eval` as a user runs it: the real binary on hand-written candidates. Whatever the candidate does
+// (compute, lie, crash, hang, cheat), the process itself exits normally with one JSON verdict.
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include <gtest/gtest.h>
+
+namespace {
+
+struct run_result {
+  int exit_code = -1;
+  std::string out;
+};
+
+run_result run(const std::string& args) {
+  std::string cmd = std::string(CRUCIBLE_BINARY_DIR) + "/crucible " + args + " 2>/dev/null";
+  run_result r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  int status = pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+// Small, fast measurement settings; a short worker timeout so the infinite loop is cut quickly.
+nlohmann::json eval(const std::string& candidate) {
+  std::string data = CRUCIBLE_TEST_DATA_DIR;
+  auto r = run("eval --json --tasks-dir " + data + "/tasks --task test_bias_scale_relu --candidate " + data +
+               "/candidates/" + candidate +
+               " --set benchmark.timeout_s=8 --set benchmark.buckets=3 --set benchmark.trials=2 "
+               "--set benchmark.seeds=2 --set compiler.cache_dir=" + std::string(CRUCIBLE_BINARY_DIR) +
+               "/test-eval-cache");
+  EXPECT_EQ(r.exit_code, 0) << "crucible eval must exit normally whatever the candidate does\n" << r.out;
+  try {
+    return nlohmann::json::parse(r.out);
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "not one JSON object: " << e.what() << "\n" << r.out;
+    return {};
+  }
+}
+
+TEST(EvalCommand, CorrectCandidateGetsASpeedup) {
+  auto j = eval("fused_bias_scale_relu.cpp");
+  EXPECT_EQ(j["task"], "test_bias_scale_relu");
+  EXPECT_EQ(j["target"], "cpu");
+  EXPECT_TRUE(j["compiled"].get<bool>());
+  EXPECT_TRUE(j["correct"].get<bool>());
+  EXPECT_GT(j["speedup_vs_eager"].get<double>(), 0.0);
+  EXPECT_EQ(j["verdict"]["outcome"], "pass");
+  EXPECT_GT(j["times"]["eager_ms"].get<double>(), 0.0);
+  EXPECT_GT(j["times"]["candidate_ms"].get<double>(), 0.0);
+}
+
+TEST(EvalCommand, WrongCandidateIsIncorrect) {
+  auto j = eval("wrong_scale.cpp");
+  EXPECT_TRUE(j["compiled"].get<bool>());
+  EXPECT_FALSE(j["correct"].get<bool>());
+  EXPECT_EQ(j["verdict"]["outcome"], "incorrect");
+}
+
+TEST(EvalCommand, SegfaultIsACrashVerdict) {
+  auto j = eval("segfault.cpp");
+  EXPECT_EQ(j["verdict"]["outcome"], "crash");
+  EXPECT_NE(j["error"].get<std::string>().find("SIGSEGV"), std::string::npos) << j.dump();
+}
+
+TEST(EvalCommand, InfiniteLoopIsATimeoutVerdict) {
+  auto j = eval("infinite_loop.cpp");
+  EXPECT_EQ(j["verdict"]["outcome"], "timeout");
+}
+
+TEST(EvalCommand, InputMutationIsFlagged) {
+  auto j = eval("mutate_input.cpp");
+  EXPECT_EQ(j["verdict"]["outcome"], "hack");
+  bool flagged = false;
+  for (const auto& f : j["verdict"]["flags"]) flagged |= f.get<std::string>().rfind("input_mutated", 0) == 0;
+  EXPECT_TRUE(flagged) << j.dump();
+  EXPECT_LT(j["verdict"]["reward"].get<double>(), 0.0);
+}
+
+TEST(EvalCommand, UsageErrorsExitNonZero) {
+  EXPECT_EQ(run("eval --task no_such_task --candidate /dev/null").exit_code, 2);
+  EXPECT_EQ(run("eval --task bias_gelu --candidate /no/such/file.cpp").exit_code, 2);
+  EXPECT_NE(run("eval --candidate x.cpp").exit_code, 0);  // --task is required
+  EXPECT_EQ(run("train --set grpo.lrr=1").exit_code, 2);
+}
+
+TEST(TasksCommand, ListsTheSuite) {
+  auto r = run("tasks");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("gemm_bias_scale_row_sum"), std::string::npos);
+  EXPECT_NE(r.out.find("tasks for target cpu"), std::string::npos);
+}
+
+}  // namespace

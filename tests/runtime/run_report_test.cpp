@@ -1,0 +1,73 @@
+#include "runtime/run_report.hpp"
+
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "runtime/metrics_log.hpp"
+#include "runtime/replay_store.hpp"
+
+namespace crucible::runtime {
+namespace {
+
+namespace fs = std::filesystem;
+
+scored_group group(const std::string& gid, const std::string& task, int64_t version, double reward, double speedup) {
+  scored_group g;
+  g.group_id = gid;
+  g.task = task;
+  g.policy_version = version;
+  g.created_unix = static_cast<double>(version);
+  for (int i = 0; i < 2; ++i) {
+    scored_candidate s;
+    s.cand.id = gid + "-" + std::to_string(i);
+    s.judged.outcome = "pass";
+    s.judged.speedup = speedup;
+    s.reward = reward;
+    g.members.push_back(s);
+  }
+  return g;
+}
+
+TEST(RunReport, ComparesFifthsAndEachTasksFirstAndLastGroup) {
+  fs::path dir = fs::temp_directory_path() / ("crucible-report-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  for (int step = 1; step <= 10; ++step) {
+    step_metrics m;
+    m.step = step;
+    m.reward_mean = step <= 2 ? 1.0 : step >= 9 ? 3.0 : 2.0;
+    m.wall_s = 10.0 * step;
+    append_metrics((dir / "metrics.jsonl").string(), m);
+  }
+  {
+    auto store = replay_store::open((dir / "replay.sqlite").string(), {}, 1);
+    ASSERT_TRUE(store);
+    ASSERT_TRUE(store->insert(group("a0", "a", 0, 0.5, 0.5)));
+    ASSERT_TRUE(store->insert(group("b0", "b", 0, 2.0, 2.0)));
+    ASSERT_TRUE(store->insert(group("a1", "a", 5, 1.5, 1.5)));
+    ASSERT_TRUE(store->insert(group("b1", "b", 5, 1.0, 1.0)));
+  }
+  auto r = make_run_report(dir.string());
+  ASSERT_TRUE(r) << r.message();
+  EXPECT_EQ(r->steps, 10);
+  EXPECT_EQ(r->fifth, 2);
+  EXPECT_DOUBLE_EQ(r->first_fifth_reward, 1.0);
+  EXPECT_DOUBLE_EQ(r->last_fifth_reward, 3.0);
+  EXPECT_EQ(r->tasks_total, 2u);
+  EXPECT_EQ(r->tasks_faster, 2u);
+  EXPECT_EQ(r->tasks_improved, 1u);  // a improved, b did not
+  EXPECT_EQ(r->candidates, 8);
+  EXPECT_NE(format_run_report(*r).find("| a "), std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST(RunReport, NotARunDirectoryIsAnError) {
+  auto r = make_run_report("/nonexistent/run");
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.message().find("metrics.jsonl"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace crucible::runtime

@@ -182,38 +182,5 @@ TEST(ProgramPolicy, LongPromptsStayWithinTheContext) {
   }
 }
 
-TEST(ProgramPolicy, SamplingSpeed) {
-  policy_config c;  // the default size
-  program_policy policy(c, 1);
-  auto t = testing::gemm_row_sum_task();
-  std::mt19937_64 rng(1);
-  std::vector<exemplar> ex;
-  for (int i = 0; i < 2; ++i) {
-    exemplar e;
-    e.program = kernels::to_text(kernels::random_program(t, rng));
-    e.bucket = 2 * i + 1;
-    ex.push_back(e);
-  }
-  auto p = make_prompt(t, ex);
-  ASSERT_TRUE(policy.sample(p, 8, 1.0, 0));  // warm-up
-  const int rounds = 10;
-  const std::clock_t cpu_start = std::clock();
-  auto start = std::chrono::steady_clock::now();
-  size_t tokens = 0;
-  for (int r = 0; r < rounds; ++r) {
-    auto s = policy.sample(p, 8, 1.0, static_cast<uint64_t>(r));
-    ASSERT_TRUE(s);
-    tokens = s->front().context.size() + s->front().tokens.size();
-  }
-  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  double cpu_secs = static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC;
-  double rate = 8.0 * rounds / secs;
-  std::cout << "[ policy   ] default policy: " << policy.parameter_count() << " parameters, vocabulary "
-            << policy.vocabulary_size() << "; sampling n=8 on " << t.name << " (" << tokens
-            << " tokens per sequence): " << rate << " samples/s wall, " << 8.0 * rounds / cpu_secs
-            << " samples per CPU-second (" << at::get_num_threads() << " intra-op threads)\n";
-  EXPECT_GT(rate, 20.0);
-}
-
 }  // namespace
 }  // namespace crucible::policies

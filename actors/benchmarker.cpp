@@ -1,10 +1,10 @@
-#include <caf/all.hpp>
 #include <spdlog/spdlog.h>
+#include <caf/all.hpp>
 
 #include "actors/roles.hpp"
-#include "runtime/actor_failures.hpp"
 #include "kernels/eval/worker_client.hpp"
 #include "messages/type_ids.hpp"
+#include "runtime/actor_failures.hpp"
 
 namespace crucible::actors {
 namespace {

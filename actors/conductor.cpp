@@ -7,12 +7,12 @@
 #include <map>
 #include <set>
 
-#include <caf/all.hpp>
 #include <spdlog/spdlog.h>
+#include <caf/all.hpp>
 
 #include "actors/roles.hpp"
-#include "runtime/actor_failures.hpp"
 #include "messages/type_ids.hpp"
+#include "runtime/actor_failures.hpp"
 
 namespace crucible::actors {
 namespace {
@@ -21,9 +21,9 @@ using namespace std::chrono_literals;
 
 struct candidate_entry {
   scored_candidate scored;
-  size_t stage = 0;       // index into the pipeline
-  int attempts = 0;       // dispatches of the current stage
-  uint64_t ticket = 0;    // identifies the dispatch whose answer counts
+  size_t stage = 0;     // index into the pipeline
+  int attempts = 0;     // dispatches of the current stage
+  uint64_t ticket = 0;  // identifies the dispatch whose answer counts
   bool done = false;
 };
 
@@ -32,7 +32,7 @@ struct group_entry {
   std::vector<std::string> ids;
   size_t remaining = 0;
   int64_t policy_version = 0;
-  int attempts = 0;       // generation attempts
+  int attempts = 0;  // generation attempts
   bool inserting = false;
 };
 
@@ -154,7 +154,8 @@ void finish(conductor_actor* self, const std::string& id) {
 // (reward 0) rather than lost, and the reason is kept as evidence.
 void give_up(conductor_actor* self, const std::string& id, const std::string& why) {
   auto& c = self->state.cands[id];
-  spdlog::error("conductor: candidate {} failed in stage {}: {}", id, self->state.run->cfg.pipeline[c.stage], why);
+  spdlog::error("conductor: candidate {} failed in stage {}: {}", id, self->state.run->cfg.pipeline[c.stage],
+                why);
   c.scored.judged.candidate_id = id;
   c.scored.judged.content_hash = c.scored.cand.content_hash;
   c.scored.judged.outcome = "error";
@@ -191,7 +192,9 @@ void on_stage_error(conductor_actor* self, const std::string& id, uint64_t ticke
   auto& c = it->second;
   const auto& stage = self->state.run->cfg.pipeline[c.stage];
   if (c.attempts >= self->state.run->cfg.dispatch.max_attempts) {
-    give_up(self, id, "stage " + stage + " failed " + std::to_string(c.attempts) + " times, last: " + caf::to_string(err));
+    give_up(
+        self, id,
+        "stage " + stage + " failed " + std::to_string(c.attempts) + " times, last: " + caf::to_string(err));
     return;
   }
   ++self->state.redispatched;
@@ -229,22 +232,37 @@ void dispatch(conductor_actor* self, const std::string& id) {
   auto fail = [=](caf::error& err) { on_stage_error(self, id, ticket, addr, err); };
   if (stage == "compile") {
     self->request(a, timeout, compile_atom::value, c.scored.cand)
-        .then([=](compile_result& r) { on_stage_result(self, id, ticket, addr, [&](candidate_entry& e) { e.scored.compiled = std::move(r); }); },
-              fail);
+        .then(
+            [=](compile_result& r) {
+              on_stage_result(self, id, ticket, addr,
+                              [&](candidate_entry& e) { e.scored.compiled = std::move(r); });
+            },
+            fail);
   } else if (stage == "benchmark") {
     double best = self->state.best[c.scored.cand.task];
     self->request(a, timeout, bench_atom::value, c.scored.cand, c.scored.compiled, best)
-        .then([=](bench_result& r) { on_stage_result(self, id, ticket, addr, [&](candidate_entry& e) { e.scored.bench = std::move(r); }); },
-              fail);
+        .then(
+            [=](bench_result& r) {
+              on_stage_result(self, id, ticket, addr,
+                              [&](candidate_entry& e) { e.scored.bench = std::move(r); });
+            },
+            fail);
   } else if (stage == "verify") {
     self->request(a, timeout, verify_atom::value, c.scored.cand, c.scored.compiled, c.scored.bench)
-        .then([=](verdict& v) { on_stage_result(self, id, ticket, addr, [&](candidate_entry& e) { e.scored.judged = std::move(v); }); },
-              fail);
+        .then(
+            [=](verdict& v) {
+              on_stage_result(self, id, ticket, addr,
+                              [&](candidate_entry& e) { e.scored.judged = std::move(v); });
+            },
+            fail);
   } else {
     // A custom stage sees the candidate as scored so far and returns it, possibly amended.
     self->request(a, timeout, stage_atom::value, c.scored)
-        .then([=](scored_candidate& s) { on_stage_result(self, id, ticket, addr, [&](candidate_entry& e) { e.scored = std::move(s); }); },
-              fail);
+        .then(
+            [=](scored_candidate& s) {
+              on_stage_result(self, id, ticket, addr, [&](candidate_entry& e) { e.scored = std::move(s); });
+            },
+            fail);
   }
 }
 
@@ -264,8 +282,8 @@ void generate(conductor_actor* self, const std::string& gid) {
     if (it == self->state.groups.end()) return;
     if (it->second.attempts >= self->state.run->cfg.dispatch.max_attempts) {
       // Nothing was generated, so nothing is lost: the group is dropped and another takes its place.
-      spdlog::error("conductor: generating group {} failed {} times ({}); dropping it", gid, it->second.attempts,
-                    caf::to_string(err));
+      spdlog::error("conductor: generating group {} failed {} times ({}); dropping it", gid,
+                    it->second.attempts, caf::to_string(err));
       self->state.groups.erase(it);
       maybe_finish_stop(self);
       fill_groups(self);
@@ -351,8 +369,10 @@ caf::behavior conductor(conductor_actor* self, runtime::role_context ctx) {
         if (self->state.groups.empty()) return report(self);
         auto rp = self->make_response_promise();
         self->state.stop_waiters.push_back(rp);
-        self->delayed_send(self, std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::duration<double>(grace_s)),
-                           stop_atom::value);
+        self->delayed_send(
+            self,
+            std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::duration<double>(grace_s)),
+            stop_atom::value);
         return rp;
       },
       [=](stop_atom) {
@@ -370,8 +390,9 @@ caf::behavior conductor(conductor_actor* self, runtime::role_context ctx) {
             c.scored.judged.candidate_id = id;
             c.scored.judged.content_hash = c.scored.cand.content_hash;
             c.scored.judged.outcome = "abandoned";
-            c.scored.judged.evidence = {"run stopped during stage " + self->state.run->cfg.pipeline[std::min(
-                                                                          c.stage, self->state.run->cfg.pipeline.size() - 1)]};
+            c.scored.judged.evidence = {
+                "run stopped during stage " +
+                self->state.run->cfg.pipeline[std::min(c.stage, self->state.run->cfg.pipeline.size() - 1)]};
             c.scored.judged.reward = 0.0;
             c.scored.reward = 0.0;
             ++self->state.abandoned;
@@ -381,8 +402,9 @@ caf::behavior conductor(conductor_actor* self, runtime::role_context ctx) {
         for (auto it = self->state.groups.begin(); it != self->state.groups.end();)
           it = it->second.ids.empty() ? self->state.groups.erase(it) : std::next(it);
         if (!unfinished.empty())
-          spdlog::warn("conductor: stopping; {} unfinished candidates stored as abandoned in {} partial groups",
-                       self->state.abandoned, unfinished.size());
+          spdlog::warn(
+              "conductor: stopping; {} unfinished candidates stored as abandoned in {} partial groups",
+              self->state.abandoned, unfinished.size());
         for (const auto& gid : unfinished) insert_group(self, gid, true);
         maybe_finish_stop(self);
         // If the replay buffer cannot take them, answer anyway after a last wait rather than hang the stop.

@@ -1,11 +1,11 @@
-#include <caf/all.hpp>
 #include <spdlog/spdlog.h>
+#include <caf/all.hpp>
 
 #include "actors/roles.hpp"
-#include "runtime/actor_failures.hpp"
 #include "messages/type_ids.hpp"
 #include "policies/grpo_trainer.hpp"
 #include "policies/program_policy.hpp"
+#include "runtime/actor_failures.hpp"
 #include "runtime/checkpoints.hpp"
 #include "runtime/metrics_log.hpp"
 
@@ -19,7 +19,7 @@ struct learner_state {
   std::unique_ptr<policies::grpo_trainer> trainer;
   int64_t step = 0;
   int64_t version = 0;
-  double wall_offset = 0.0;        // wall time of the runs this one resumes
+  double wall_offset = 0.0;  // wall time of the runs this one resumes
   int64_t candidates_at_start = -1;
   std::vector<scored_group> pending;
   caf::actor replay;
@@ -71,7 +71,8 @@ runtime::step_metrics measure(learner_actor* self, const runtime::role_context& 
   m.correct_rate = n ? static_cast<double>(correct) / static_cast<double>(n) : 0.0;
   m.flagged_rate = n ? static_cast<double>(flagged) / static_cast<double>(n) : 0.0;
   m.speedup_mean = passed ? speedup / static_cast<double>(passed) : 0.0;
-  m.staleness_mean = self->state.pending.empty() ? 0.0 : staleness / static_cast<double>(self->state.pending.size());
+  m.staleness_mean =
+      self->state.pending.empty() ? 0.0 : staleness / static_cast<double>(self->state.pending.size());
   m.candidates_total = last.candidates_total;
   m.wall_s = self->state.wall_offset + ctx.run->elapsed_s();
   m.loss = stats.loss;
@@ -95,10 +96,13 @@ void train(learner_actor* self, const runtime::role_context& ctx, const group_ba
   self->state.pending.clear();
   runtime::append_metrics(ctx.run->path("metrics.jsonl"), m);
   double elapsed = ctx.run->elapsed_s();
-  double rate = elapsed > 0 ? static_cast<double>(last.candidates_total - self->state.candidates_at_start) / elapsed : 0;
+  double rate = elapsed > 0
+                    ? static_cast<double>(last.candidates_total - self->state.candidates_at_start) / elapsed
+                    : 0;
   std::string line = runtime::progress_line(m, rate, ctx.run->tasks.size());
   spdlog::info("{}", line);
-  if (self->state.step % ctx.run->cfg.run.checkpoint_every == 0 || self->state.step >= ctx.run->cfg.run.max_steps) {
+  if (self->state.step % ctx.run->cfg.run.checkpoint_every == 0 ||
+      self->state.step >= ctx.run->cfg.run.max_steps) {
     if (auto st = save(self, ctx); !st) spdlog::error("learner: {}", st.message());
   }
   if (ctx.observer) self->send(ctx.observer, step_atom::value, self->state.step, line);
@@ -111,12 +115,12 @@ void tick(learner_actor* self, const runtime::role_context& ctx) {
     self->delayed_send(self, 200ms, tick_atom::value);
     return;
   }
-  int32_t need = static_cast<int32_t>(cfg.learner.groups_per_step - static_cast<int64_t>(self->state.pending.size()));
+  int32_t need =
+      static_cast<int32_t>(cfg.learner.groups_per_step - static_cast<int64_t>(self->state.pending.size()));
   self->request(self->state.replay, 30s, groups_atom::value, self->state.version, need)
       .then(
           [=](group_batch& batch) {
-            if (self->state.candidates_at_start < 0)
-              self->state.candidates_at_start = batch.candidates_total;
+            if (self->state.candidates_at_start < 0) self->state.candidates_at_start = batch.candidates_total;
             if (batch.dropped_stale > 0)
               spdlog::info("learner: {} groups older than max_staleness dropped", batch.dropped_stale);
             for (auto& g : batch.groups) self->state.pending.push_back(std::move(g));

@@ -1,10 +1,10 @@
-#include <caf/all.hpp>
 #include <spdlog/spdlog.h>
+#include <caf/all.hpp>
 
-#include "runtime/replay_store.hpp"
 #include "actors/roles.hpp"
-#include "runtime/actor_failures.hpp"
 #include "messages/type_ids.hpp"
+#include "runtime/actor_failures.hpp"
+#include "runtime/replay_store.hpp"
 
 namespace crucible::actors {
 namespace {
@@ -18,21 +18,23 @@ caf::behavior replay_buffer(caf::stateful_actor<replay_state>* self, runtime::ro
   runtime::log_failures(self, "replay_buffer #" + std::to_string(ctx.index));
   const auto& cfg = ctx.run->cfg;
   runtime::replay_options options{cfg.replay.bucket_edges, cfg.replay.temperature, cfg.async.max_staleness};
-  auto store = runtime::replay_store::open(ctx.run->path("replay.sqlite"), options, static_cast<uint64_t>(cfg.run.seed) + 17);
+  auto store = runtime::replay_store::open(ctx.run->path("replay.sqlite"), options,
+                                           static_cast<uint64_t>(cfg.run.seed) + 17);
   if (!store) {
     spdlog::error("replay_buffer: {}", store.message());
     self->quit(caf::make_error(caf::sec::runtime_error, store.message()));
     return {};
   }
   self->state.store = std::make_unique<runtime::replay_store>(std::move(*store));
-  spdlog::info("replay_buffer: {} candidates stored, {} groups pending", self->state.store->candidates_total(),
-               self->state.store->pending_groups());
+  spdlog::info("replay_buffer: {} candidates stored, {} groups pending",
+               self->state.store->candidates_total(), self->state.store->pending_groups());
   int exemplars = static_cast<int>(cfg.replay.exemplars);
   return {
       [=](insert_atom, const scored_group& g) -> caf::result<int64_t> {
         auto r = self->state.store->insert(g);
         if (!r) return caf::make_error(caf::sec::runtime_error, r.message());
-        if (r->duplicates > 0) spdlog::warn("replay_buffer: group {}: {} duplicate candidates ignored", g.group_id, r->duplicates);
+        if (r->duplicates > 0)
+          spdlog::warn("replay_buffer: group {}: {} duplicate candidates ignored", g.group_id, r->duplicates);
         return r->inserted;
       },
       [=](exemplar_atom, prompt p) {

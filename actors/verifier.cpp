@@ -1,9 +1,9 @@
 #include <caf/all.hpp>
 
 #include "actors/roles.hpp"
-#include "runtime/actor_failures.hpp"
 #include "kernels/verify/judge.hpp"
 #include "messages/type_ids.hpp"
+#include "runtime/actor_failures.hpp"
 
 namespace crucible::actors {
 namespace {

@@ -50,19 +50,21 @@ int main(int argc, char** argv) {
 
   std::vector<double> cold, warm, bench;
   int correct = 0, total = 0;
-  std::printf("| %-26s | %-8s | %9s | %9s | %9s | %8s |\n", "task", "program", "compile s", "cached s", "bench s",
-              "speedup");
+  std::printf("| %-26s | %-8s | %9s | %9s | %9s | %8s |\n", "task", "program", "compile s", "cached s",
+              "bench s", "speedup");
   std::printf("|%s|%s|%s|%s|%s|%s|\n", std::string(28, '-').c_str(), std::string(10, '-').c_str(),
               std::string(11, '-').c_str(), std::string(11, '-').c_str(), std::string(11, '-').c_str(),
               std::string(10, '-').c_str());
   auto t_all = std::chrono::steady_clock::now();
   for (const auto& task : *suite) {
-    std::vector<std::pair<std::string, kernels::program>> programs = {{"eager", kernels::eager_program(task)}};
+    std::vector<std::pair<std::string, kernels::program>> programs = {
+        {"eager", kernels::eager_program(task)}};
     for (int i = 0; i < per_task; ++i) programs.push_back({"random", kernels::random_program(task, rng)});
     for (const auto& [label, p] : programs) {
       auto src = kernels::emit_cpu(task, p);
       if (!src) {
-        std::printf("| %-26s | %-8s | emitter failed: %s\n", task.name.c_str(), label.c_str(), src.message().c_str());
+        std::printf("| %-26s | %-8s | emitter failed: %s\n", task.name.c_str(), label.c_str(),
+                    src.message().c_str());
         continue;
       }
       std::string id = task.name + "-" + std::to_string(total);
@@ -73,7 +75,8 @@ int main(int argc, char** argv) {
       auto again = kernels::compile_source(id, *src, copt);
       double c_warm = seconds_since(t0);
       if (!compiled.ok) {
-        std::printf("| %-26s | %-8s | compile failed: %.60s\n", task.name.c_str(), label.c_str(), compiled.log.c_str());
+        std::printf("| %-26s | %-8s | compile failed: %.60s\n", task.name.c_str(), label.c_str(),
+                    compiled.log.c_str());
         continue;
       }
       // A repeated program is a cache hit even on the first compile; only true cold compiles are averaged.
@@ -86,22 +89,25 @@ int main(int argc, char** argv) {
       bench.push_back(b);
       ++total;
       correct += r.correct;
-      std::printf("| %-26s | %-8s | %9.3f | %9.4f | %9.3f | %7.2fx |\n", task.name.c_str(), label.c_str(), c_cold,
-                  c_warm, b, r.speedup_vs_eager);
+      std::printf("| %-26s | %-8s | %9.3f | %9.4f | %9.3f | %7.2fx |\n", task.name.c_str(), label.c_str(),
+                  c_cold, c_warm, b, r.speedup_vs_eager);
     }
   }
   double wall = seconds_since(t_all);
   double c = mean(cold), w = mean(warm), e = mean(bench);
   std::printf("\n%d evaluations (%d correct) in %.1f s on one worker\n", total, correct, wall);
-  std::printf("mean per evaluation: compile (cold) %.3f s, compile (cache hit) %.4f s, benchmark stage %.3f s\n", c, w,
-              e);
-  std::printf("evaluations per second, one compiler and one benchmarker in sequence: cold cache %.2f/s, warm "
-              "cache %.2f/s\n",
-              1.0 / (c + e), 1.0 / (w + e));
-  std::printf("with compiles overlapped by %lld compiler actors (the default config), the benchmarker bounds the "
-              "pipeline at %.2f/s when compile/%lld <= benchmark stage\n",
-              static_cast<long long>(cfg->roles.at("compiler")), 1.0 / std::max(e, c / cfg->roles.at("compiler")),
-              static_cast<long long>(cfg->roles.at("compiler")));
+  std::printf(
+      "mean per evaluation: compile (cold) %.3f s, compile (cache hit) %.4f s, benchmark stage %.3f s\n", c,
+      w, e);
+  std::printf(
+      "evaluations per second, one compiler and one benchmarker in sequence: cold cache %.2f/s, warm "
+      "cache %.2f/s\n",
+      1.0 / (c + e), 1.0 / (w + e));
+  std::printf(
+      "with compiles overlapped by %lld compiler actors (the default config), the benchmarker bounds the "
+      "pipeline at %.2f/s when compile/%lld <= benchmark stage\n",
+      static_cast<long long>(cfg->roles.at("compiler")), 1.0 / std::max(e, c / cfg->roles.at("compiler")),
+      static_cast<long long>(cfg->roles.at("compiler")));
   fs::remove_all(cache);
   return 0;
 }

@@ -58,7 +58,8 @@ caf::behavior echo(caf::event_based_actor*) {
 
 int main() {
   std::printf("msgpack encode/decode per message (microseconds, median of 7 batches)\n\n");
-  std::printf("| %-26s | %10s | %10s | %10s | %10s |\n", "message", "bytes", "encode", "decode", "round trip");
+  std::printf("| %-26s | %10s | %10s | %10s | %10s |\n", "message", "bytes", "encode", "decode",
+              "round trip");
   std::printf("|%s|%s|%s|%s|%s|\n", std::string(28, '-').c_str(), std::string(12, '-').c_str(),
               std::string(12, '-').c_str(), std::string(12, '-').c_str(), std::string(12, '-').c_str());
   row("task", test::sample_task(), 20000);
@@ -85,12 +86,14 @@ int main() {
   caf::scoped_actor self{sys};
   candidate c = realistic_candidate();
   auto one = [&] {
-    self->request(target, caf::infinite, verify_atom::value, c).receive([](const std::string&) {}, [](caf::error&) {});
+    self->request(target, caf::infinite, verify_atom::value, c)
+        .receive([](const std::string&) {}, [](caf::error&) {});
   };
   for (int i = 0; i < 1000; ++i) one();
   double rt = per_call_us(one, 5000);
-  std::printf("\nin-process CAF request/response carrying a candidate (scoped actor <-> event-based actor): "
-              "%.2f us per round trip, %.0f round trips/s\n",
-              rt, 1e6 / rt);
+  std::printf(
+      "\nin-process CAF request/response carrying a candidate (scoped actor <-> event-based actor): "
+      "%.2f us per round trip, %.0f round trips/s\n",
+      rt, 1e6 / rt);
   return 0;
 }

@@ -1,9 +1,9 @@
 // The program policy's costs at the default size: sampling a GRPO group (n = 8) and one GRPO update on two
 // groups, on suite tasks, at 1 and at all intra-op threads. Prints a table.
 #include <algorithm>
-#include <map>
 #include <chrono>
 #include <cstdio>
+#include <map>
 #include <random>
 #include <string>
 #include <thread>
@@ -51,7 +51,8 @@ int main() {
   int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   policies::policy_config cfg;
   std::printf("program policy: d_model %d, layers %d, heads %d\n\n", cfg.d_model, cfg.layers, cfg.heads);
-  std::printf("| %-26s | %7s | %16s | %18s |\n", "task", "threads", "samples/s (n=8)", "GRPO step (2 groups)");
+  std::printf("| %-26s | %7s | %16s | %18s |\n", "task", "threads", "samples/s (n=8)",
+              "GRPO step (2 groups)");
   std::printf("|%s|%s|%s|%s|\n", std::string(28, '-').c_str(), std::string(9, '-').c_str(),
               std::string(18, '-').c_str(), std::string(20, '-').c_str());
   for (int threads : {1, cores}) {

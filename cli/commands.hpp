@@ -7,9 +7,9 @@
 namespace crucible::cli {
 
 struct train_args {
-  std::string config_path;              ///< empty: the embedded default (configs/local.yaml)
-  std::vector<std::string> overrides;   ///< --set key=value
-  std::string resume_dir;               ///< --resume RUN_DIR
+  std::string config_path;             ///< empty: the embedded default (configs/local.yaml)
+  std::vector<std::string> overrides;  ///< --set key=value
+  std::string resume_dir;              ///< --resume RUN_DIR
   bool print_config = false;
 };
 int train_command(const train_args& args);

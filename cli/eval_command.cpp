@@ -11,9 +11,9 @@
 namespace crucible::cli {
 
 int eval_command(const eval_args& args) {
-  auto cfg = args.config_path.empty()
-                 ? runtime::parse_config(runtime::embedded_default_config(), args.overrides, "embedded configs/local.yaml")
-                 : runtime::load_config(args.config_path, args.overrides);
+  auto cfg = args.config_path.empty() ? runtime::parse_config(runtime::embedded_default_config(),
+                                                              args.overrides, "embedded configs/local.yaml")
+                                      : runtime::load_config(args.config_path, args.overrides);
   if (!cfg) {
     std::cerr << "crucible eval: " << cfg.message() << "\n";
     return 2;
@@ -22,7 +22,7 @@ int eval_command(const eval_args& args) {
     std::cerr << "crucible eval: target '" << args.target << "' is not built into this binary (CPU only)\n";
     return 2;
   }
-  std::string dir = !args.tasks_dir.empty() ? args.tasks_dir
+  std::string dir = !args.tasks_dir.empty()   ? args.tasks_dir
                     : !cfg->tasks.dir.empty() ? cfg->tasks.dir
                                               : kernels::default_task_dir();
   auto suite = kernels::load_task_suite(dir, args.target);
@@ -59,7 +59,8 @@ int eval_command(const eval_args& args) {
   }
   const auto& v = result.judged;
   std::printf("task       %s (%s)\n", task->name.c_str(), result.target.c_str());
-  std::printf("compiled   %s%s\n", result.compiled.ok ? "yes" : "no", result.compiled.cached ? " (cached)" : "");
+  std::printf("compiled   %s%s\n", result.compiled.ok ? "yes" : "no",
+              result.compiled.cached ? " (cached)" : "");
   if (!result.compiled.ok) std::printf("%s\n", result.compiled.log.c_str());
   std::printf("correct    %s (max abs err %.3g, max rel err %.3g)\n", result.bench.correct ? "yes" : "no",
               result.bench.max_abs_err, result.bench.max_rel_err);

@@ -1,4 +1,5 @@
-// crucible: train | eval | tasks | report. Thin by design: parse arguments, register the built-in roles, hand over.
+// crucible: train | eval | tasks | report. Thin by design: parse arguments, register the built-in roles, hand
+// over.
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.hpp"
@@ -11,13 +12,15 @@ int main(int argc, char** argv) {
   auto* t = app.add_subcommand("train", "train the policy (default config: the embedded configs/local.yaml)");
   t->add_option("--config", train.config_path, "YAML config file");
   t->add_option("--set", train.overrides, "override a config key: --set grpo.lr=5e-4 (repeatable)");
-  t->add_option("--resume", train.resume_dir, "continue the run in this run directory from its last checkpoint");
+  t->add_option("--resume", train.resume_dir,
+                "continue the run in this run directory from its last checkpoint");
   t->add_flag("--print-config", train.print_config, "print the resolved config and exit");
 
   crucible::cli::eval_args eval;
   auto* e = app.add_subcommand("eval", "compile, check and time one candidate against the eager reference");
   e->add_option("--task", eval.task, "task name (see `crucible tasks`)")->required();
-  e->add_option("--candidate", eval.candidate_path, "candidate source file (.cpp for the CPU target)")->required();
+  e->add_option("--candidate", eval.candidate_path, "candidate source file (.cpp for the CPU target)")
+      ->required();
   e->add_option("--target", eval.target, "cpu")->check(CLI::IsMember({"cpu", "cuda"}));
   e->add_option("--tasks-dir", eval.tasks_dir, "task suite directory (default: kernels/tasks)");
   e->add_option("--config", eval.config_path, "config for compiler.* and benchmark.* settings");
@@ -31,7 +34,8 @@ int main(int argc, char** argv) {
   l->add_flag("--lint", tasks.lint, "run the task linter and measure each task's eager time");
 
   crucible::cli::report_args report;
-  auto* r = app.add_subcommand("report", "what a run learned: rewards early and late, per-task progress, best speedups");
+  auto* r = app.add_subcommand(
+      "report", "what a run learned: rewards early and late, per-task progress, best speedups");
   r->add_option("run_dir", report.run_dir, "run directory (run.dir of the run)")->required();
 
   try {

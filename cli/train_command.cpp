@@ -16,8 +16,8 @@ int train_command(const train_args& args) {
   bool resume = !args.resume_dir.empty();
   expected<runtime::config> cfg = resume ? runtime::load_run_config(args.resume_dir, args.overrides)
                                   : args.config_path.empty()
-                                      ? runtime::parse_config(runtime::embedded_default_config(), args.overrides,
-                                                              "embedded configs/local.yaml")
+                                      ? runtime::parse_config(runtime::embedded_default_config(),
+                                                              args.overrides, "embedded configs/local.yaml")
                                       : runtime::load_config(args.config_path, args.overrides);
   if (!cfg) {
     std::cerr << "crucible train: " << cfg.message() << "\n";
@@ -50,15 +50,19 @@ int train_command(const train_args& args) {
     return 2;
   }
   const auto& c = summary->conductor;
-  std::printf("\n%s after %lld learner steps in %.0f s: %lld candidates generated, %lld scored, %lld abandoned "
-              "at the stop, %lld lost, %lld stage re-dispatches\n",
-              summary->interrupted ? "interrupted" : summary->timed_out ? "time budget spent" : "done",
-              static_cast<long long>(summary->steps), summary->wall_s, static_cast<long long>(c.candidates_generated),
-              static_cast<long long>(c.candidates_scored), static_cast<long long>(c.candidates_abandoned),
-              static_cast<long long>(c.candidates_in_flight), static_cast<long long>(c.redispatched));
+  std::printf(
+      "\n%s after %lld learner steps in %.0f s: %lld candidates generated, %lld scored, %lld abandoned "
+      "at the stop, %lld lost, %lld stage re-dispatches\n",
+      summary->interrupted ? "interrupted"
+      : summary->timed_out ? "time budget spent"
+                           : "done",
+      static_cast<long long>(summary->steps), summary->wall_s, static_cast<long long>(c.candidates_generated),
+      static_cast<long long>(c.candidates_scored), static_cast<long long>(c.candidates_abandoned),
+      static_cast<long long>(c.candidates_in_flight), static_cast<long long>(c.redispatched));
   size_t faster = 0;
   for (const auto& [task, s] : c.speedup_best) faster += s > 1.0;
-  std::printf("best verified speedup vs LibTorch eager (%zu of %zu tasks faster):\n", faster, (*run)->tasks.size());
+  std::printf("best verified speedup vs LibTorch eager (%zu of %zu tasks faster):\n", faster,
+              (*run)->tasks.size());
   for (const auto& t : (*run)->tasks) {
     auto it = c.speedup_best.find(t.name);
     if (it == c.speedup_best.end())

@@ -13,15 +13,15 @@ struct candidate {
   std::string id;
   std::string group_id;
   std::string task;
-  std::string target = "cpu";      ///< cpu | cuda
-  std::string language = "cpp";    ///< cpp (CPU target) | cu (CUDA target)
-  std::string content_hash;        ///< sha256 of source
-  std::string program;             ///< program text, empty for hand-written source
+  std::string target = "cpu";    ///< cpu | cuda
+  std::string language = "cpp";  ///< cpp (CPU target) | cu (CUDA target)
+  std::string content_hash;      ///< sha256 of source
+  std::string program;           ///< program text, empty for hand-written source
   std::string source;
-  int64_t policy_version = 0;      ///< the weights version that sampled it
-  std::vector<int32_t> tokens;     ///< sampled program tokens (policy vocabulary)
-  std::vector<float> logprobs;     ///< per-token log-probabilities under the sampling policy
-  std::vector<int32_t> context;    ///< the prompt tokens the sample was conditioned on
+  int64_t policy_version = 0;    ///< the weights version that sampled it
+  std::vector<int32_t> tokens;   ///< sampled program tokens (policy vocabulary)
+  std::vector<float> logprobs;   ///< per-token log-probabilities under the sampling policy
+  std::vector<int32_t> context;  ///< the prompt tokens the sample was conditioned on
   double created_unix = 0.0;
   MSGPACK_DEFINE_MAP(id, group_id, task, target, language, content_hash, program, source, policy_version,
                      tokens, logprobs, context, created_unix);

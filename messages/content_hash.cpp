@@ -18,7 +18,9 @@ constexpr std::array<uint32_t, 64> k_round = {
     0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
     0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
 
-inline uint32_t rotr(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
+inline uint32_t rotr(uint32_t x, int n) {
+  return (x >> n) | (x << (32 - n));
+}
 
 void compress(std::array<uint32_t, 8>& h, const unsigned char* block) {
   uint32_t w[64];
@@ -68,6 +70,8 @@ std::string sha256_hex(std::string_view data) {
   return out;
 }
 
-std::string short_hash(std::string_view data) { return sha256_hex(data).substr(0, 16); }
+std::string short_hash(std::string_view data) {
+  return sha256_hex(data).substr(0, 16);
+}
 
 }  // namespace crucible

@@ -42,7 +42,8 @@ struct status_report {
   std::vector<role_status> roles;
   double wall_s = 0.0;
   MSGPACK_DEFINE_MAP(step, policy_version, candidates_generated, candidates_scored, candidates_in_flight,
-                     candidates_abandoned, redispatched, candidates_per_s, reward_mean, staleness_mean, speedup_best, roles, wall_s);
+                     candidates_abandoned, redispatched, candidates_per_s, reward_mean, staleness_mean,
+                     speedup_best, roles, wall_s);
 };
 
 }  // namespace crucible

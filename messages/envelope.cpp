@@ -6,10 +6,11 @@ const std::vector<std::string>& known_kinds() {
   static const std::vector<std::string> kinds = {
       message_kind<task_spec>::name,      message_kind<prompt>::name,
       message_kind<candidate>::name,      message_kind<compile_result>::name,
-      message_kind<bench_result>::name,   message_kind<eval_request>::name,   message_kind<verdict>::name,
-      message_kind<scored_candidate>::name, message_kind<scored_group>::name,
-      message_kind<group_batch>::name,    message_kind<weights_update>::name,
-      message_kind<control>::name,        message_kind<status_report>::name};
+      message_kind<bench_result>::name,   message_kind<eval_request>::name,
+      message_kind<verdict>::name,        message_kind<scored_candidate>::name,
+      message_kind<scored_group>::name,   message_kind<group_batch>::name,
+      message_kind<weights_update>::name, message_kind<control>::name,
+      message_kind<status_report>::name};
   return kinds;
 }
 
@@ -35,7 +36,8 @@ expected<envelope> decode(std::string_view bytes) {
     const msgpack::unpack_limit limit(1u << 24, 1u << 20, 256u << 20, 1u << 30, 1u << 20, 64);
     msgpack::unpack(*handle, bytes.data(), bytes.size(), offset, nullptr, nullptr, limit);
     if (offset != bytes.size())
-      return make_error("frame has " + std::to_string(bytes.size() - offset) + " trailing bytes after the envelope");
+      return make_error("frame has " + std::to_string(bytes.size() - offset) +
+                        " trailing bytes after the envelope");
   } catch (const msgpack::insufficient_bytes&) {
     return make_error("truncated frame (" + std::to_string(bytes.size()) + " bytes)");
   } catch (const std::exception& e) {
@@ -46,11 +48,12 @@ expected<envelope> decode(std::string_view bytes) {
   envelope env;
   const auto* v = find_key(root, "v");
   if (!v) return make_error("envelope has no schema version ('v')");
-  if (v->type != msgpack::type::POSITIVE_INTEGER) return make_error("envelope 'v' is not an unsigned integer");
+  if (v->type != msgpack::type::POSITIVE_INTEGER)
+    return make_error("envelope 'v' is not an unsigned integer");
   env.version = static_cast<uint32_t>(v->via.u64);
   if (env.version != schema_version)
-    return make_error("schema version " + std::to_string(env.version) + " is not supported (this build speaks " +
-                      std::to_string(schema_version) + ")");
+    return make_error("schema version " + std::to_string(env.version) +
+                      " is not supported (this build speaks " + std::to_string(schema_version) + ")");
   const auto* kind = find_key(root, "kind");
   if (!kind || kind->type != msgpack::type::STR) return make_error("envelope has no 'kind' string");
   env.kind.assign(kind->via.str.ptr, kind->via.str.size);
@@ -58,7 +61,8 @@ expected<envelope> decode(std::string_view bytes) {
     env.from.assign(from->via.str.ptr, from->via.str.size);
   const auto* body = find_key(root, "body");
   if (!body) return make_error("envelope of kind '" + env.kind + "' has no 'body'");
-  if (body->type != msgpack::type::MAP) return make_error("envelope body of kind '" + env.kind + "' is not a map");
+  if (body->type != msgpack::type::MAP)
+    return make_error("envelope body of kind '" + env.kind + "' is not a map");
   env.handle_ = std::move(handle);
   env.body_ = body;
   return env;

@@ -29,10 +29,10 @@ constexpr uint32_t schema_version = 1;
 template <class T>
 struct message_kind;
 
-#define CRUCIBLE_MESSAGE_KIND(type, wire_name)        \
-  template <>                                         \
-  struct message_kind<type> {                         \
-    static constexpr const char* name = wire_name;   \
+#define CRUCIBLE_MESSAGE_KIND(type, wire_name)     \
+  template <>                                      \
+  struct message_kind<type> {                      \
+    static constexpr const char* name = wire_name; \
   };
 
 CRUCIBLE_MESSAGE_KIND(task_spec, "task")

@@ -29,10 +29,10 @@ struct timing_summary {
   std::vector<double> bucket_speedups;
   double eager_ms_median = 0.0;
   double candidate_ms_median = 0.0;
-  double speedup = 0.0;     ///< median of bucket speedups
-  double spread = 0.0;      ///< coefficient of variation of the bucket speedups
+  double speedup = 0.0;  ///< median of bucket speedups
+  double spread = 0.0;   ///< coefficient of variation of the bucket speedups
   int32_t trials_per_bucket = 0;
-  int32_t reruns = 0;       ///< times the variance gate asked for a re-run
+  int32_t reruns = 0;  ///< times the variance gate asked for a re-run
   MSGPACK_DEFINE_MAP(eager_ms, candidate_ms, bucket_speedups, eager_ms_median, candidate_ms_median, speedup,
                      spread, trials_per_bucket, reruns);
 };
@@ -51,10 +51,10 @@ struct bench_result {
   double speedup_vs_eager = 0.0;
   timing_summary timing;
   std::vector<std::string> evidence;
-  std::vector<std::string> notes;   ///< human-readable details behind the evidence
+  std::vector<std::string> notes;  ///< human-readable details behind the evidence
   std::string error;
-  std::string worker;               ///< which worker measured it (host:pid)
-  int32_t attempts = 1;             ///< workers it took (a worker killed under it is retried)
+  std::string worker;    ///< which worker measured it (host:pid)
+  int32_t attempts = 1;  ///< workers it took (a worker killed under it is retried)
   double wall_s = 0.0;
   MSGPACK_DEFINE_MAP(candidate_id, task, status, correct, timed, max_abs_err, max_rel_err, speedup_vs_eager,
                      timing, evidence, notes, error, worker, attempts, wall_s);
@@ -62,18 +62,19 @@ struct bench_result {
 
 /// How the benchmarker measures (DESIGN.md §5); defaults come from config (benchmark.*).
 struct eval_options {
-  int32_t seeds = 3;          ///< correctness seeds; one of them draws heavy-tailed inputs
-  int32_t input_sets = 4;     ///< rotating pool of timing inputs (different values and addresses)
-  int32_t warmup = 2;         ///< untimed paired calls before the buckets
-  int32_t buckets = 7;        ///< CUDA-L1 uses 7
-  int32_t trials = 3;         ///< paired trials per bucket
-  bool flush_cache = true;    ///< evict caches before every timed call
-  int32_t threads = 1;        ///< intra-op threads for the reference; candidates run on the calling thread
-  double settle_ms = 5.0;     ///< wait after a call before re-checking its outputs (deferred work shows)
-  double max_spread = 0.10;   ///< variance gate on bucket speedups; above it the buckets are re-run once
+  int32_t seeds = 3;         ///< correctness seeds; one of them draws heavy-tailed inputs
+  int32_t input_sets = 4;    ///< rotating pool of timing inputs (different values and addresses)
+  int32_t warmup = 2;        ///< untimed paired calls before the buckets
+  int32_t buckets = 7;       ///< CUDA-L1 uses 7
+  int32_t trials = 3;        ///< paired trials per bucket
+  bool flush_cache = true;   ///< evict caches before every timed call
+  int32_t threads = 1;       ///< intra-op threads for the reference; candidates run on the calling thread
+  double settle_ms = 5.0;    ///< wait after a call before re-checking its outputs (deferred work shows)
+  double max_spread = 0.10;  ///< variance gate on bucket speedups; above it the buckets are re-run once
   int32_t max_reruns = 1;
-  bool timing = true;         ///< false: correctness checks only
-  double early_stop_slowdown = 20.0;  ///< a candidate this many times slower after the first bucket stops there
+  bool timing = true;  ///< false: correctness checks only
+  double early_stop_slowdown =
+      20.0;  ///< a candidate this many times slower after the first bucket stops there
   MSGPACK_DEFINE_MAP(seeds, input_sets, warmup, buckets, trials, flush_cache, threads, settle_ms, max_spread,
                      max_reruns, timing, early_stop_slowdown);
 };

@@ -56,6 +56,8 @@ class expected<void> {
 
 using status = expected<void>;
 
-inline error make_error(std::string message) { return error{std::move(message)}; }
+inline error make_error(std::string message) {
+  return error{std::move(message)};
+}
 
 }  // namespace crucible

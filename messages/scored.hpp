@@ -36,7 +36,7 @@ struct scored_group {
 struct group_batch {
   int64_t learner_version = 0;
   std::vector<scored_group> groups;
-  int32_t dropped_stale = 0;  ///< groups skipped for being older than async.max_staleness
+  int32_t dropped_stale = 0;                   ///< groups skipped for being older than async.max_staleness
   int64_t candidates_total = 0;                ///< candidates stored since the run began
   std::map<std::string, double> speedup_best;  ///< task -> best verified speedup vs eager so far
   MSGPACK_DEFINE_MAP(learner_version, groups, dropped_stale, candidates_total, speedup_best);

@@ -21,8 +21,8 @@ struct tensor_spec {
   std::string dist = "normal";    ///< normal | uniform | heavy_tailed | positive
   double lo = -1.0;               ///< uniform range
   double hi = 1.0;
-  double scale = 1.0;             ///< standard deviation (normal), or scale of the heavy tail
-  bool param = false;             ///< a parameter (weight, bias) rather than an activation
+  double scale = 1.0;  ///< standard deviation (normal), or scale of the heavy tail
+  bool param = false;  ///< a parameter (weight, bias) rather than an activation
   MSGPACK_DEFINE_MAP(name, shape, dtype, dist, lo, hi, scale, param);
 };
 
@@ -36,11 +36,11 @@ struct op_spec {
 
 struct task_spec {
   std::string name;
-  std::string family;       ///< elementwise | reduction | softmax | norm | gemm | ...
+  std::string family;  ///< elementwise | reduction | softmax | norm | gemm | ...
   std::string description;
   std::vector<tensor_spec> inputs;  ///< inputs[0] starts the chain
   std::vector<op_spec> ops;
-  double atol = -1.0;               ///< < 0: the dtype's default tolerance
+  double atol = -1.0;  ///< < 0: the dtype's default tolerance
   double rtol = -1.0;
   std::vector<std::string> targets = {"cpu"};
   MSGPACK_DEFINE_MAP(name, family, description, inputs, ops, atol, rtol, targets);

@@ -4,10 +4,10 @@
 #include <exception>
 #include <string>
 
+#include <spdlog/spdlog.h>
 #include <caf/error.hpp>
 #include <caf/scheduled_actor.hpp>
 #include <caf/sec.hpp>
-#include <spdlog/spdlog.h>
 
 namespace crucible::runtime {
 

@@ -15,8 +15,8 @@ namespace crucible::runtime {
 struct checkpoint {
   int64_t step = 0;
   int64_t policy_version = 0;
-  double wall_s = 0.0;          ///< run time consumed so far (resumed runs add to it)
-  std::vector<char> state;      ///< learner state (policy, reference, optimizer)
+  double wall_s = 0.0;      ///< run time consumed so far (resumed runs add to it)
+  std::vector<char> state;  ///< learner state (policy, reference, optimizer)
   MSGPACK_DEFINE_MAP(step, policy_version, wall_s, state);
 };
 

@@ -114,11 +114,16 @@ YAML::Node find_path(const YAML::Node& root, const std::string& path) {
 
 std::string kind_of(const YAML::Node& n) {
   switch (n.Type()) {
-    case YAML::NodeType::Null: return "null";
-    case YAML::NodeType::Scalar: return "'" + n.Scalar() + "'";
-    case YAML::NodeType::Sequence: return "a list";
-    case YAML::NodeType::Map: return "a mapping";
-    default: return "nothing";
+    case YAML::NodeType::Null:
+      return "null";
+    case YAML::NodeType::Scalar:
+      return "'" + n.Scalar() + "'";
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Map:
+      return "a mapping";
+    default:
+      return "nothing";
   }
 }
 
@@ -163,7 +168,8 @@ status read_field(const YAML::Node& n, const std::string& path, field_ref ref) {
       return {};
     }
     status operator()(std::map<std::string, int64_t>* p) {
-      if (!n.IsMap()) return make_error(path + ": expected a mapping of role name to count, got " + kind_of(n));
+      if (!n.IsMap())
+        return make_error(path + ": expected a mapping of role name to count, got " + kind_of(n));
       // Listed roles replace the defaults one by one; a role set to 0 is switched off.
       for (const auto& kv : n) {
         std::string role = kv.first.as<std::string>();

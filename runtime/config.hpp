@@ -46,8 +46,8 @@ struct learner_section {
 };
 
 struct replay_section {
-  int64_t exemplars = 2;        ///< contrastive exemplars per prompt (CUDA-L1: 2, from distinct buckets)
-  double temperature = 1.0;     ///< softmax temperature over bucket mean speedups
+  int64_t exemplars = 2;     ///< contrastive exemplars per prompt (CUDA-L1: 2, from distinct buckets)
+  double temperature = 1.0;  ///< softmax temperature over bucket mean speedups
   std::vector<double> bucket_edges = {0.5, 0.9, 1.1, 1.5, 3.0};  ///< speedup bucket boundaries
 };
 
@@ -66,8 +66,8 @@ struct config {
   std::string target = "cpu";
   run_section run;
   tasks_section tasks;
-  std::map<std::string, int64_t> roles = {{"conductor", 1}, {"generator", 1},     {"compiler", 2},
-                                          {"benchmarker", 1}, {"verifier", 1}, {"replay_buffer", 1},
+  std::map<std::string, int64_t> roles = {{"conductor", 1},   {"generator", 1}, {"compiler", 2},
+                                          {"benchmarker", 1}, {"verifier", 1},  {"replay_buffer", 1},
                                           {"learner", 1}};
   std::vector<std::string> pipeline = {"compile", "benchmark", "verify"};
   async_section async;

@@ -4,8 +4,8 @@
 #include <cstdio>
 #include <fstream>
 
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
 
 namespace crucible::runtime {
 

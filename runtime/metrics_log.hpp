@@ -13,10 +13,10 @@ struct step_metrics {
   double reward_mean = 0.0;
   double correct_rate = 0.0;
   double flagged_rate = 0.0;
-  double speedup_mean = 0.0;        ///< mean verified speedup of the correct candidates in the step
-  int64_t candidates = 0;           ///< candidates trained on in this step
-  int64_t candidates_total = 0;     ///< candidates scored since the run began
-  double staleness_mean = 0.0;      ///< learner version minus generating version, averaged over groups
+  double speedup_mean = 0.0;     ///< mean verified speedup of the correct candidates in the step
+  int64_t candidates = 0;        ///< candidates trained on in this step
+  int64_t candidates_total = 0;  ///< candidates scored since the run began
+  double staleness_mean = 0.0;   ///< learner version minus generating version, averaged over groups
   double wall_s = 0.0;
   double loss = 0.0;
   double kl = 0.0;

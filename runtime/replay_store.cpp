@@ -17,8 +17,12 @@ struct statement {
   statement(sqlite3* db, const char* sql) { sqlite3_prepare_v2(db, sql, -1, &s, nullptr); }
   ~statement() { sqlite3_finalize(s); }
   explicit operator bool() const { return s != nullptr; }
-  void text(int i, const std::string& v) { sqlite3_bind_text(s, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT); }
-  void blob(int i, const std::string& v) { sqlite3_bind_blob(s, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT); }
+  void text(int i, const std::string& v) {
+    sqlite3_bind_text(s, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+  }
+  void blob(int i, const std::string& v) {
+    sqlite3_bind_blob(s, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+  }
   void integer(int i, int64_t v) { sqlite3_bind_int64(s, i, v); }
   void real(int i, double v) { sqlite3_bind_double(s, i, v); }
 };
@@ -131,8 +135,9 @@ status replay_store::load() {
     by_task_bucket_[task][bucket_of(e.speedup)].push_back(std::move(e));
   }
   // Groups that were stored but not yet trained on are queued again.
-  statement pending(db_, "SELECT group_id, task, policy_version, created FROM groups WHERE state = 'pending' "
-                         "ORDER BY created");
+  statement pending(db_,
+                    "SELECT group_id, task, policy_version, created FROM groups WHERE state = 'pending' "
+                    "ORDER BY created");
   if (!pending) return make_error(std::string("replay database: ") + sqlite3_errmsg(db_));
   while (sqlite3_step(pending.s) == SQLITE_ROW) {
     scored_group g;
@@ -143,7 +148,8 @@ status replay_store::load() {
     statement members(db_, "SELECT record FROM candidates WHERE group_id = ? ORDER BY id");
     members.text(1, g.group_id);
     while (sqlite3_step(members.s) == SQLITE_ROW)
-      if (auto rec = decode_as<scored_candidate>(column_blob(members.s, 0))) g.members.push_back(std::move(*rec));
+      if (auto rec = decode_as<scored_candidate>(column_blob(members.s, 0)))
+        g.members.push_back(std::move(*rec));
     pending_.push_back(std::move(g));
   }
   return {};
@@ -160,9 +166,10 @@ expected<replay_store::insert_result> replay_store::insert(const scored_group& g
     }
   }
   if (auto st = exec("BEGIN IMMEDIATE;"); !st) return st.err();
-  statement ins(db_,
-                "INSERT OR IGNORE INTO candidates (id, group_id, task, content_hash, policy_version, program, "
-                "outcome, flags, speedup, reward, created, record) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
+  statement ins(
+      db_,
+      "INSERT OR IGNORE INTO candidates (id, group_id, task, content_hash, policy_version, program, "
+      "outcome, flags, speedup, reward, created, record) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
   std::vector<const scored_candidate*> fresh;
   for (const auto& m : group.members) {
     sqlite3_reset(ins.s);
@@ -190,7 +197,8 @@ expected<replay_store::insert_result> replay_store::insert(const scored_group& g
       ++result.duplicates;
     }
   }
-  statement grp(db_, "INSERT INTO groups (group_id, task, policy_version, created, state) VALUES (?,?,?,?,?)");
+  statement grp(db_,
+                "INSERT INTO groups (group_id, task, policy_version, created, state) VALUES (?,?,?,?,?)");
   grp.text(1, group.group_id);
   grp.text(2, group.task);
   grp.integer(3, group.policy_version);
@@ -279,9 +287,11 @@ expected<replay_summary> replay_store::summarize(const std::string& path) {
   }
   replay_summary out;
   {
-    statement groups(db, "SELECT g.group_id, g.task, g.state, g.policy_version, g.created, AVG(c.reward), COUNT(c.id) "
-                         "FROM groups g JOIN candidates c ON c.group_id = g.group_id GROUP BY g.group_id "
-                         "ORDER BY g.created, g.group_id");
+    statement groups(
+        db,
+        "SELECT g.group_id, g.task, g.state, g.policy_version, g.created, AVG(c.reward), COUNT(c.id) "
+        "FROM groups g JOIN candidates c ON c.group_id = g.group_id GROUP BY g.group_id "
+        "ORDER BY g.created, g.group_id");
     statement outcomes(db, "SELECT outcome, COUNT(*) FROM candidates GROUP BY outcome");
     statement best(db, "SELECT task, MAX(speedup) FROM candidates WHERE outcome = 'pass' GROUP BY task");
     if (!groups || !outcomes || !best) {
@@ -297,7 +307,8 @@ expected<replay_summary> replay_store::summarize(const std::string& path) {
       out.outcomes[column_text(outcomes.s, 0)] = sqlite3_column_int64(outcomes.s, 1);
       out.candidates += sqlite3_column_int64(outcomes.s, 1);
     }
-    while (sqlite3_step(best.s) == SQLITE_ROW) out.speedup_best[column_text(best.s, 0)] = sqlite3_column_double(best.s, 1);
+    while (sqlite3_step(best.s) == SQLITE_ROW)
+      out.speedup_best[column_text(best.s, 0)] = sqlite3_column_double(best.s, 1);
   }
   sqlite3_close(db);
   return out;

@@ -2,7 +2,9 @@
 
 namespace crucible::runtime {
 
-void role_registry::add(const std::string& role, role_factory factory) { factories_[role] = std::move(factory); }
+void role_registry::add(const std::string& role, role_factory factory) {
+  factories_[role] = std::move(factory);
+}
 
 const role_factory* role_registry::find(const std::string& role) const {
   auto it = factories_.find(role);

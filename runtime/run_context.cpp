@@ -17,7 +17,8 @@ double unix_now() {
 
 expected<config> load_run_config(const std::string& run_dir, const std::vector<std::string>& overrides) {
   std::string path = run_dir + "/config.yaml";
-  if (!fs::exists(path)) return make_error("'" + run_dir + "' is not a run directory (no config.yaml to resume)");
+  if (!fs::exists(path))
+    return make_error("'" + run_dir + "' is not a run directory (no config.yaml to resume)");
   std::vector<std::string> all = {"run.dir=" + run_dir};
   all.insert(all.end(), overrides.begin(), overrides.end());
   return load_config(path, all);
@@ -39,7 +40,9 @@ expected<std::shared_ptr<run_context>> prepare_run(const config& cfg, bool resum
     // A finished or interrupted run is never overwritten silently; the old one moves aside.
     fs::path aside = dir.string() + ".prev-" + std::to_string(static_cast<long long>(unix_now()));
     fs::rename(dir, aside, ec);
-    if (ec) return make_error("run.dir '" + ctx->dir + "' holds a run and could not be moved aside: " + ec.message());
+    if (ec)
+      return make_error("run.dir '" + ctx->dir +
+                        "' holds a run and could not be moved aside: " + ec.message());
   }
   fs::create_directories(dir / "checkpoints", ec);
   if (ec) return make_error("cannot create run directory '" + ctx->dir + "': " + ec.message());
@@ -64,17 +67,20 @@ expected<std::shared_ptr<run_context>> prepare_run(const config& cfg, bool resum
   std::set<std::string> names;
   for (const auto& t : *suite) names.insert(t.name);
   for (const auto& want : cfg.tasks.include)
-    if (!names.count(want)) return make_error("tasks.include: no task named '" + want + "' for target " + cfg.target);
+    if (!names.count(want))
+      return make_error("tasks.include: no task named '" + want + "' for target " + cfg.target);
   for (const auto& t : *suite) {
-    bool in = cfg.tasks.include.empty() ||
-              std::find(cfg.tasks.include.begin(), cfg.tasks.include.end(), t.name) != cfg.tasks.include.end();
-    bool out = std::find(cfg.tasks.exclude.begin(), cfg.tasks.exclude.end(), t.name) != cfg.tasks.exclude.end();
+    bool in = cfg.tasks.include.empty() || std::find(cfg.tasks.include.begin(), cfg.tasks.include.end(),
+                                                     t.name) != cfg.tasks.include.end();
+    bool out =
+        std::find(cfg.tasks.exclude.begin(), cfg.tasks.exclude.end(), t.name) != cfg.tasks.exclude.end();
     if (in && !out) {
       ctx->tasks.push_back(t);
       ctx->task_by_name[t.name] = t;
     }
   }
-  if (ctx->tasks.empty()) return make_error("no tasks left to train on (check tasks.include / tasks.exclude)");
+  if (ctx->tasks.empty())
+    return make_error("no tasks left to train on (check tasks.include / tasks.exclude)");
   return ctx;
 }
 

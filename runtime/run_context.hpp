@@ -15,11 +15,11 @@ namespace crucible::runtime {
 
 struct run_context {
   config cfg;
-  std::string dir;              ///< absolute run directory
-  std::vector<task_spec> tasks; ///< the tasks this run trains on, sorted by name
+  std::string dir;               ///< absolute run directory
+  std::vector<task_spec> tasks;  ///< the tasks this run trains on, sorted by name
   std::map<std::string, task_spec> task_by_name;
-  bool resume = false;          ///< continuing a run: checkpoints and replay are reused
-  std::string incarnation;      ///< distinguishes ids made by a resumed run from the run it resumes
+  bool resume = false;      ///< continuing a run: checkpoints and replay are reused
+  std::string incarnation;  ///< distinguishes ids made by a resumed run from the run it resumes
   std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
   double start_unix = 0.0;
 

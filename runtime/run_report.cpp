@@ -26,7 +26,8 @@ expected<run_report> make_run_report(const std::string& run_dir) {
       r.steps = j.at("step").get<int64_t>();
       r.wall_s = j.at("wall_s").get<double>();
     } catch (const std::exception& e) {
-      return make_error(run_dir + "/metrics.jsonl: line " + std::to_string(rewards.size() + 1) + ": " + e.what());
+      return make_error(run_dir + "/metrics.jsonl: line " + std::to_string(rewards.size() + 1) + ": " +
+                        e.what());
     }
   }
   if (!rewards.empty()) {
@@ -46,8 +47,8 @@ expected<run_report> make_run_report(const std::string& run_dir) {
   r.candidates = summary->candidates;
   std::vector<std::string> names;
   if (auto cfg = load_run_config(run_dir, {})) {
-    auto suite = kernels::load_task_suite(cfg->tasks.dir.empty() ? kernels::default_task_dir() : cfg->tasks.dir,
-                                          cfg->target);
+    auto suite = kernels::load_task_suite(
+        cfg->tasks.dir.empty() ? kernels::default_task_dir() : cfg->tasks.dir, cfg->target);
     if (suite)
       for (const auto& t : *suite) {
         bool in = cfg->tasks.include.empty() ||
@@ -68,7 +69,8 @@ expected<run_report> make_run_report(const std::string& run_dir) {
       t.last_reward = g.reward_mean;
       t.last_version = g.policy_version;
     }
-    if (auto it = summary->speedup_best.find(name); it != summary->speedup_best.end()) t.best_speedup = it->second;
+    if (auto it = summary->speedup_best.find(name); it != summary->speedup_best.end())
+      t.best_speedup = it->second;
     r.tasks_faster += t.best_speedup > 1.0;
     r.tasks_improved += t.groups >= 2 && t.last_reward > t.first_reward;
     r.tasks.push_back(t);
@@ -89,7 +91,8 @@ std::string format_run_report(const run_report& r) {
   std::snprintf(buf, sizeof buf, "tasks with a verified candidate faster than LibTorch eager: %zu of %zu\n",
                 r.tasks_faster, r.tasks_total);
   out += buf;
-  std::snprintf(buf, sizeof buf, "tasks whose last group's mean reward beats their first group's: %zu of %zu\n",
+  std::snprintf(buf, sizeof buf,
+                "tasks whose last group's mean reward beats their first group's: %zu of %zu\n",
                 r.tasks_improved, r.tasks_total);
   out += buf;
   out += "outcomes:";
@@ -101,7 +104,8 @@ std::string format_run_report(const run_report& r) {
   out += "|" + std::string(28, '-') + "|" + std::string(8, '-') + "|" + std::string(14, '-') + "|" +
          std::string(14, '-') + "|" + std::string(15, '-') + "|\n";
   for (const auto& t : r.tasks) {
-    std::string best = t.best_speedup > 0 ? (std::snprintf(buf, sizeof buf, "%.2fx", t.best_speedup), buf) : "-";
+    std::string best =
+        t.best_speedup > 0 ? (std::snprintf(buf, sizeof buf, "%.2fx", t.best_speedup), buf) : "-";
     std::snprintf(buf, sizeof buf, "| %-26s | %6lld | %12.3f | %12.3f | %13s |\n", t.task.c_str(),
                   static_cast<long long>(t.groups), t.first_reward, t.last_reward, best.c_str());
     out += buf;

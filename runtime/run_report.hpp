@@ -12,12 +12,12 @@ namespace crucible::runtime {
 
 struct task_progress {
   std::string task;
-  int64_t groups = 0;              ///< complete groups (partial ones excluded)
-  double first_reward = 0.0;       ///< mean reward of the task's first group
-  double last_reward = 0.0;        ///< ... and of its last group
+  int64_t groups = 0;         ///< complete groups (partial ones excluded)
+  double first_reward = 0.0;  ///< mean reward of the task's first group
+  double last_reward = 0.0;   ///< ... and of its last group
   int64_t first_version = 0;
   int64_t last_version = 0;
-  double best_speedup = 0.0;       ///< best verified speedup vs eager (0: none passed)
+  double best_speedup = 0.0;  ///< best verified speedup vs eager (0: none passed)
 };
 
 struct run_report {
@@ -28,8 +28,8 @@ struct run_report {
   double first_fifth_reward = 0.0;  ///< mean of reward_mean over the first fifth of steps
   double last_fifth_reward = 0.0;
   size_t tasks_total = 0;
-  size_t tasks_faster = 0;          ///< tasks with a verified candidate faster than eager
-  size_t tasks_improved = 0;        ///< tasks whose last group's mean reward beats their first group's
+  size_t tasks_faster = 0;    ///< tasks with a verified candidate faster than eager
+  size_t tasks_improved = 0;  ///< tasks whose last group's mean reward beats their first group's
   std::vector<task_progress> tasks;
   std::map<std::string, int64_t> outcomes;
   int64_t candidates = 0;

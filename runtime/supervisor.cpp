@@ -5,16 +5,16 @@
 #include <deque>
 #include <map>
 
-#include <caf/all.hpp>
 #include <spdlog/spdlog.h>
+#include <caf/all.hpp>
 
 #include "messages/type_ids.hpp"
 
 namespace crucible::runtime {
 
 const std::vector<std::string>& role_start_order() {
-  static const std::vector<std::string> order = {"replay_buffer", "learner",   "verifier",
-                                                 "benchmarker",   "compiler",  "generator"};
+  static const std::vector<std::string> order = {"replay_buffer", "learner",  "verifier",
+                                                 "benchmarker",   "compiler", "generator"};
   return order;
 }
 
@@ -83,7 +83,8 @@ caf::behavior supervisor(supervisor_actor* self, std::shared_ptr<const run_conte
   self->state.registry = registry;
   std::vector<std::string> order = role_start_order();
   for (const auto& [role, n] : run->cfg.roles)
-    if (std::find(order.begin(), order.end(), role) == order.end() && role != "conductor") order.push_back(role);
+    if (std::find(order.begin(), order.end(), role) == order.end() && role != "conductor")
+      order.push_back(role);
   order.push_back("conductor");
   for (const auto& role : order) {
     auto it = run->cfg.roles.find(role);
@@ -171,19 +172,22 @@ expected<caf::actor> spawn_supervisor(caf::actor_system& sys, std::shared_ptr<co
     if (n > 0 && !registry->find(role))
       return make_error("roles." + role + ": no such role (known roles: " + known + ")");
   for (const auto& stage : run->cfg.pipeline) {
-    std::string role = stage == "compile" ? "compiler" : stage == "benchmark" ? "benchmarker"
-                                                       : stage == "verify"    ? "verifier"
-                                                                              : stage;
+    std::string role = stage == "compile"     ? "compiler"
+                       : stage == "benchmark" ? "benchmarker"
+                       : stage == "verify"    ? "verifier"
+                                              : stage;
     auto it = run->cfg.roles.find(role);
     if (it == run->cfg.roles.end() || it->second < 1)
       return make_error("pipeline: stage '" + stage + "' needs at least one '" + role + "' in roles");
   }
   for (const char* role : {"conductor", "generator", "replay_buffer", "learner"}) {
     auto it = run->cfg.roles.find(role);
-    if (it == run->cfg.roles.end() || it->second < 1) return make_error(std::string("roles.") + role + ": expected >= 1");
+    if (it == run->cfg.roles.end() || it->second < 1)
+      return make_error(std::string("roles.") + role + ": expected >= 1");
   }
   for (const char* role : {"conductor", "replay_buffer", "learner"})
-    if (run->cfg.roles.at(role) != 1) return make_error(std::string("roles.") + role + ": exactly 1 is supported");
+    if (run->cfg.roles.at(role) != 1)
+      return make_error(std::string("roles.") + role + ": exactly 1 is supported");
   return sys.spawn(supervisor, std::move(run), std::move(registry), std::move(observer));
 }
 

@@ -27,6 +27,7 @@ const std::vector<std::string>& role_start_order();
 /// Spawns the supervisor, which spawns every role with a count > 0. Unknown roles in config are an error
 /// reported before anything is spawned.
 expected<caf::actor> spawn_supervisor(caf::actor_system& sys, std::shared_ptr<const run_context> run,
-                                      std::shared_ptr<const role_registry> registry, caf::actor observer = {});
+                                      std::shared_ptr<const role_registry> registry,
+                                      caf::actor observer = {});
 
 }  // namespace crucible::runtime

@@ -4,8 +4,8 @@
 #include <csignal>
 #include <cstdio>
 
-#include <caf/all.hpp>
 #include <spdlog/spdlog.h>
+#include <caf/all.hpp>
 
 #include "messages/type_ids.hpp"
 #include "runtime/supervisor.hpp"
@@ -17,19 +17,26 @@ using namespace std::chrono_literals;
 
 std::atomic<bool> stop_requested{false};
 
-extern "C" void on_signal(int) { stop_requested.store(true); }
+extern "C" void on_signal(int) {
+  stop_requested.store(true);
+}
 
 caf::actor first_of(caf::scoped_actor& self, const caf::actor& supervisor, const std::string& role) {
   caf::actor out;
   self->request(supervisor, 5s, pool_atom::value, role)
-      .receive([&](const std::vector<caf::actor>& members) { if (!members.empty()) out = members.front(); },
-               [&](caf::error&) {});
+      .receive(
+          [&](const std::vector<caf::actor>& members) {
+            if (!members.empty()) out = members.front();
+          },
+          [&](caf::error&) {});
   return out;
 }
 
 }  // namespace
 
-void request_stop() { stop_requested.store(true); }
+void request_stop() {
+  stop_requested.store(true);
+}
 
 expected<train_summary> run_training(std::shared_ptr<const run_context> run,
                                      std::shared_ptr<const role_registry> registry) {
@@ -74,7 +81,8 @@ expected<train_summary> run_training(std::shared_ptr<const run_context> run,
         finished = true;
       }
     }
-    if (summary.interrupted) std::fprintf(stdout, "stopping: draining work in flight, then a checkpoint...\n");
+    if (summary.interrupted)
+      std::fprintf(stdout, "stopping: draining work in flight, then a checkpoint...\n");
     if (summary.timed_out) spdlog::info("run.max_minutes reached; stopping");
     // 1. The learner stops training; 2. the conductor drains; 3. the learner checkpoints; 4. everyone stops.
     caf::actor learner = first_of(self, supervisor, "learner");
@@ -84,24 +92,26 @@ expected<train_summary> run_training(std::shared_ptr<const run_context> run,
       auto grace = std::chrono::duration_cast<std::chrono::milliseconds>(
           std::chrono::duration<double>(rc.shutdown_grace_s + 5.0));
       self->request(conductor, grace, stop_atom::value, rc.shutdown_grace_s)
-          .receive([&](const status_report& r) { summary.conductor = r; },
-                   [&](caf::error& err) { spdlog::warn("conductor did not drain: {}", caf::to_string(err)); });
+          .receive(
+              [&](const status_report& r) { summary.conductor = r; },
+              [&](caf::error& err) { spdlog::warn("conductor did not drain: {}", caf::to_string(err)); });
     }
     if (learner) {
       self->request(learner, 60s, checkpoint_atom::value)
-          .receive([&](int64_t step) { summary.steps = step; },
-                   [&](caf::error& err) { spdlog::error("final checkpoint failed: {}", caf::to_string(err)); });
+          .receive(
+              [&](int64_t step) { summary.steps = step; },
+              [&](caf::error& err) { spdlog::error("final checkpoint failed: {}", caf::to_string(err)); });
     }
     self->monitor(supervisor);
     self->send(supervisor, stop_atom::value);
     bool down = false;
-    self->receive_while([&] { return !down; })(
-        [&](caf::down_msg&) { down = true; },
-        [&](step_atom, int64_t, const std::string&) {},
-        caf::after(30s) >> [&] {
-          spdlog::warn("actors did not stop within 30 s");
-          down = true;
-        });
+    self->receive_while([&] { return !down; })([&](caf::down_msg&) { down = true; },
+                                               [&](step_atom, int64_t, const std::string&) {},
+                                               caf::after(30s) >>
+                                                   [&] {
+                                                     spdlog::warn("actors did not stop within 30 s");
+                                                     down = true;
+                                                   });
     summary.wall_s = run->elapsed_s();
   }
   std::signal(SIGINT, previous_int);

@@ -14,9 +14,9 @@ namespace crucible::runtime {
 
 struct train_summary {
   int64_t steps = 0;
-  status_report conductor;  ///< generated / scored / in flight at the end
-  bool interrupted = false; ///< Ctrl-C
-  bool timed_out = false;   ///< run.max_minutes reached
+  status_report conductor;   ///< generated / scored / in flight at the end
+  bool interrupted = false;  ///< Ctrl-C
+  bool timed_out = false;    ///< run.max_minutes reached
   double wall_s = 0.0;
 };
 

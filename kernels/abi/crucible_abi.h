@@ -25,11 +25,13 @@ enum cru_dtype {
   CRU_BOOL = 6
 };
 
+/* Spelled exactly as in DESIGN.md §5. */
+/* clang-format off */
 typedef struct { void* data; int32_t dtype; int32_t ndim; int64_t shape[8]; int64_t stride[8]; } cru_tensor;
 typedef struct { int32_t abi_version; int32_t device; void* stream; void* workspace; size_t workspace_bytes; void* blas; } cru_context;
-
 int crucible_forward(const cru_context* ctx, const cru_tensor* inputs, int32_t n_inputs,
-                     cru_tensor* outputs, int32_t n_outputs); /* 0 = success */
+                     cru_tensor* outputs, int32_t n_outputs);   /* 0 = success */
+/* clang-format on */
 
 typedef int (*crucible_forward_fn)(const cru_context*, const cru_tensor*, int32_t, cru_tensor*, int32_t);
 

@@ -9,7 +9,9 @@
 
 namespace crucible::kernels {
 
-void host_tensor::free_deleter::operator()(void* p) const { std::free(p); }
+void host_tensor::free_deleter::operator()(void* p) const {
+  std::free(p);
+}
 
 host_tensor::host_tensor(std::string dtype, std::vector<int64_t> shape)
     : shape_(std::move(shape)), dtype_(std::move(dtype)) {

@@ -20,9 +20,13 @@ class host_tensor {
   void* data() { return data_.get(); }
   const void* data() const { return data_.get(); }
   template <class T>
-  T* as() { return static_cast<T*>(data()); }
+  T* as() {
+    return static_cast<T*>(data());
+  }
   template <class T>
-  const T* as() const { return static_cast<const T*>(data()); }
+  const T* as() const {
+    return static_cast<const T*>(data());
+  }
 
   size_t bytes() const { return bytes_; }
   int64_t numel() const { return numel_; }

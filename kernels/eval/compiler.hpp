@@ -13,7 +13,8 @@ namespace crucible::kernels {
 struct compiler_options {
   std::string target = "cpu";
   std::string cxx = "g++";
-  std::vector<std::string> flags = {"-O3", "-march=native", "-std=c++17", "-fPIC", "-shared", "-fopenmp-simd"};
+  std::vector<std::string> flags = {"-O3",   "-march=native", "-std=c++17",
+                                    "-fPIC", "-shared",       "-fopenmp-simd"};
   std::vector<std::string> libs = {"-lblas"};
   std::string include_dir;  ///< where crucible_abi.h lives; empty: the source tree's kernels/abi
   std::string cache_dir;    ///< required: artifacts and logs, named by content hash

@@ -47,7 +47,8 @@ expected<chain_shapes> infer_shapes(const task_spec& task) {
       return make_error(at + ": unknown dtype '" + in.dtype +
                         "' (expected float32, float16, bfloat16, float64, int32, int64 or bool)");
     if (in.dist != "normal" && in.dist != "uniform" && in.dist != "heavy_tailed" && in.dist != "positive")
-      return make_error(at + ": unknown dist '" + in.dist + "' (expected normal, uniform, heavy_tailed, positive)");
+      return make_error(at + ": unknown dist '" + in.dist +
+                        "' (expected normal, uniform, heavy_tailed, positive)");
     if (in.dist == "uniform" && !(in.lo < in.hi)) return make_error(at + ": uniform needs lo < hi");
   }
   chain_shapes out;
@@ -64,8 +65,9 @@ expected<chain_shapes> infer_shapes(const task_spec& task) {
     }
     int nargs = static_cast<int>(op.args.size());
     if (nargs < info->min_args || nargs > info->max_args)
-      return make_error(at + ": takes " + std::to_string(info->min_args) + ".." + std::to_string(info->max_args) +
-                        " side inputs in 'args', got " + std::to_string(nargs));
+      return make_error(at + ": takes " + std::to_string(info->min_args) + ".." +
+                        std::to_string(info->max_args) + " side inputs in 'args', got " +
+                        std::to_string(nargs));
     for (const auto& a : info->attrs)
       if (a.required && !op.attrs.count(a.name)) return make_error(at + ": attrs." + a.name + " is required");
     for (const auto& [k, val] : op.attrs) {
@@ -103,9 +105,10 @@ expected<chain_shapes> infer_shapes(const task_spec& task) {
         if (v.size() < 2) return make_error(at + ": needs a running value of rank >= 2, got " + shape_str(v));
         for (const auto* a : args)
           if (a->shape != shape_t{last})
-            return make_error(at + ": '" + a->name + "' must have shape [" + std::to_string(last) + "], got " +
-                              shape_str(a->shape));
-        if (op.attrs.count("eps") && !(op_attr(op, "eps") > 0)) return make_error(at + ": attrs.eps must be > 0");
+            return make_error(at + ": '" + a->name + "' must have shape [" + std::to_string(last) +
+                              "], got " + shape_str(a->shape));
+        if (op.attrs.count("eps") && !(op_attr(op, "eps") > 0))
+          return make_error(at + ": attrs.eps must be > 0");
         break;
       case op_class::gemm: {
         const auto& w = args[0]->shape;

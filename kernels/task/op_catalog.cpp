@@ -6,12 +6,18 @@ namespace crucible::kernels {
 
 const char* to_string(op_class c) {
   switch (c) {
-    case op_class::unary: return "unary";
-    case op_class::scalar: return "scalar";
-    case op_class::binary: return "binary";
-    case op_class::row_reduce: return "row_reduce";
-    case op_class::row_norm: return "row_norm";
-    case op_class::gemm: return "gemm";
+    case op_class::unary:
+      return "unary";
+    case op_class::scalar:
+      return "scalar";
+    case op_class::binary:
+      return "binary";
+    case op_class::row_reduce:
+      return "row_reduce";
+    case op_class::row_norm:
+      return "row_norm";
+    case op_class::gemm:
+      return "gemm";
   }
   return "?";
 }
@@ -41,9 +47,19 @@ const std::vector<op_info>& op_catalog() {
       {"row_max", op_class::row_reduce, 0, 0, {}, false, "max over the last dim"},
       {"softmax", op_class::row_norm, 0, 0, {}, false, "softmax over the last dim"},
       {"log_softmax", op_class::row_norm, 0, 0, {}, false, "log_softmax over the last dim"},
-      {"layer_norm", op_class::row_norm, 0, 2, {{"eps", 1e-5, false}}, false,
+      {"layer_norm",
+       op_class::row_norm,
+       0,
+       2,
+       {{"eps", 1e-5, false}},
+       false,
        "(v - mean) / sqrt(var + eps) * weight + bias over the last dim (args: [weight[, bias]])"},
-      {"rms_norm", op_class::row_norm, 0, 1, {{"eps", 1e-6, false}}, false,
+      {"rms_norm",
+       op_class::row_norm,
+       0,
+       1,
+       {{"eps", 1e-6, false}},
+       false,
        "v / sqrt(mean(v^2) + eps) * weight over the last dim (args: [weight])"},
       {"matmul", op_class::gemm, 1, 1, {}, false, "v[.., K] @ W[K, N] (args: [W])"},
   };

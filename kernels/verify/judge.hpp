@@ -10,7 +10,7 @@
 namespace crucible::kernels {
 
 struct judge_options {
-  double penalty = -1.0;          ///< reward of a flagged (hack) candidate
+  double penalty = -1.0;  ///< reward of a flagged (hack) candidate
   double max_believed_speedup = 1e4;
 };
 
@@ -19,7 +19,8 @@ struct judge_options {
 /// text", at most three lines per flag). Comments and string literals are not code; static functions and
 /// const/constexpr tables are not state. A scan can be dodged (macros, token pasting): the worker also
 /// judges the artifact's imported symbols (artifact_imports.hpp) with the same flag names.
-std::vector<std::string> static_source_flags(const std::string& source, std::vector<std::string>* evidence = nullptr);
+std::vector<std::string> static_source_flags(const std::string& source,
+                                             std::vector<std::string>* evidence = nullptr);
 
 /// The verdict: outcome pass | incorrect | compile_error | crash | timeout | hack | error, its flags and
 /// evidence, the believed speedup, and the reward (speedup if pass, 0 if it failed, the penalty if flagged).

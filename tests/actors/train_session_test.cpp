@@ -10,15 +10,17 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <thread>
 
+#include <sqlite3.h>
 #include <caf/all.hpp>
 #include <nlohmann/json.hpp>
-#include <sqlite3.h>
 
 #include <gtest/gtest.h>
 
 #include "actors/roles.hpp"
 #include "messages/type_ids.hpp"
+#include "runtime/checkpoints.hpp"
 #include "runtime/config.hpp"
 
 namespace crucible {
@@ -28,15 +30,14 @@ namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
 runtime::config small_config(const std::string& dir, int64_t steps) {
-  auto cfg = runtime::parse_config(runtime::embedded_default_config(),
-                                   {"run.dir=" + dir, "run.max_steps=" + std::to_string(steps), "run.max_minutes=8",
-                                    "run.progress=false", "run.log_level=warn", "run.checkpoint_every=2",
-                                    "tasks.include=[bias_gelu, swiglu_gate]", "learner.group_size=4",
-                                    "learner.groups_per_step=1", "async.groups_in_flight=2", "benchmark.seeds=2",
-                                    "benchmark.input_sets=2", "benchmark.warmup=1", "benchmark.buckets=2",
-                                    "benchmark.trials=1", "benchmark.timeout_s=60", "policy.d_model=32",
-                                    "policy.layers=1", "policy.heads=2"},
-                                   "test");
+  auto cfg = runtime::parse_config(
+      runtime::embedded_default_config(),
+      {"run.dir=" + dir, "run.max_steps=" + std::to_string(steps), "run.max_minutes=8", "run.progress=false",
+       "run.log_level=warn", "run.checkpoint_every=2", "tasks.include=[bias_gelu, swiglu_gate]",
+       "learner.group_size=4", "learner.groups_per_step=1", "async.groups_in_flight=2", "benchmark.seeds=2",
+       "benchmark.input_sets=2", "benchmark.warmup=1", "benchmark.buckets=2", "benchmark.trials=1",
+       "benchmark.timeout_s=60", "policy.d_model=32", "policy.layers=1", "policy.heads=2"},
+      "test");
   EXPECT_TRUE(cfg) << cfg.message();
   cfg->benchmark.worker.worker_path = std::string(CRUCIBLE_BINARY_DIR) + "/crucible-eval-worker";
   return *cfg;
@@ -71,8 +72,9 @@ db_counts count_db(const std::string& path) {
   out.candidates = scalar("SELECT COUNT(*) FROM candidates");
   out.distinct = scalar("SELECT COUNT(DISTINCT id) FROM candidates");
   out.crashes = scalar("SELECT COUNT(*) FROM candidates WHERE outcome = 'crash'");
-  out.abandoned = scalar("SELECT COUNT(*) FROM candidates c JOIN groups g ON g.group_id = c.group_id "
-                         "WHERE c.outcome = 'abandoned' AND g.state = 'partial'");
+  out.abandoned = scalar(
+      "SELECT COUNT(*) FROM candidates c JOIN groups g ON g.group_id = c.group_id "
+      "WHERE c.outcome = 'abandoned' AND g.state = 'partial'");
   sqlite3_stmt* s = nullptr;
   sqlite3_prepare_v2(db, "SELECT record FROM candidates", -1, &s, nullptr);
   while (sqlite3_step(s) == SQLITE_ROW) {
@@ -124,8 +126,8 @@ TEST(TrainSession, RunsEndToEndThenResumes) {
   expect_every_candidate_scored_once(*s, run.dir);
   auto lines = metrics_lines(run.dir);
   ASSERT_EQ(lines.size(), 3u);
-  for (const char* key : {"step", "policy_version", "reward_mean", "correct_rate", "flagged_rate", "speedup_mean",
-                          "candidates", "staleness_mean", "wall_s", "speedup_best"})
+  for (const char* key : {"step", "policy_version", "reward_mean", "correct_rate", "flagged_rate",
+                          "speedup_mean", "candidates", "staleness_mean", "wall_s", "speedup_best"})
     EXPECT_TRUE(lines.back().contains(key)) << key;
   EXPECT_EQ(lines.back()["policy_version"].get<int64_t>(), 3);
   EXPECT_GT(lines.back()["correct_rate"].get<double>(), 0.5) << "emitted programs should mostly be correct";
@@ -150,6 +152,27 @@ TEST(TrainSession, RunsEndToEndThenResumes) {
   auto db = count_db(run.dir + "/replay.sqlite");
   EXPECT_EQ(db.candidates, db.distinct);
   EXPECT_EQ(db.candidates, s->conductor.candidates_generated + s2->conductor.candidates_generated);
+}
+
+TEST(TrainSession, InterruptStopsCleanlyWithACheckpoint) {
+  temp_run run("interrupt");
+  auto ctx = runtime::prepare_run(small_config(run.dir, 50), false);
+  ASSERT_TRUE(ctx) << ctx.message();
+  // What Ctrl-C does (the SIGINT handler calls the same function), once the first step is through.
+  std::thread interrupter([dir = run.dir] {
+    for (int i = 0; i < 600 && !fs::exists(dir + "/metrics.jsonl"); ++i) std::this_thread::sleep_for(100ms);
+    runtime::request_stop();
+  });
+  auto s = runtime::run_training(*ctx, builtin_registry());
+  interrupter.join();
+  ASSERT_TRUE(s) << s.message();
+  EXPECT_TRUE(s->interrupted);
+  EXPECT_GE(s->steps, 1);
+  EXPECT_LT(s->steps, 50);
+  expect_every_candidate_scored_once(*s, run.dir);
+  auto latest = runtime::load_latest_checkpoint(run.dir + "/checkpoints");
+  ASSERT_TRUE(latest) << latest.message();
+  EXPECT_EQ(latest->step, s->steps) << "the final checkpoint holds the last step";
 }
 
 // Children of this process running the eval worker.
@@ -213,7 +236,8 @@ TEST(TrainSession, KilledWorkersAndActorsLoseNoCandidate) {
   auto ctx = runtime::prepare_run(cfg, false);
   ASSERT_TRUE(ctx) << ctx.message();
   auto registry = builtin_registry();
-  registry->add("chaos", [](caf::actor_system& sys, const runtime::role_context& c) { return sys.spawn(chaos, c); });
+  registry->add("chaos",
+                [](caf::actor_system& sys, const runtime::role_context& c) { return sys.spawn(chaos, c); });
   auto s = runtime::run_training(*ctx, registry);
   ASSERT_TRUE(s) << s.message();
   EXPECT_EQ(s->steps, 4);

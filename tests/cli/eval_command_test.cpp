@@ -37,8 +37,8 @@ nlohmann::json eval(const std::string& candidate) {
   auto r = run("eval --json --tasks-dir " + data + "/tasks --task test_bias_scale_relu --candidate " + data +
                "/candidates/" + candidate +
                " --set benchmark.timeout_s=8 --set benchmark.buckets=3 --set benchmark.trials=2 "
-               "--set benchmark.seeds=2 --set compiler.cache_dir=" + std::string(CRUCIBLE_BINARY_DIR) +
-               "/test-eval-cache");
+               "--set benchmark.seeds=2 --set compiler.cache_dir=" +
+               std::string(CRUCIBLE_BINARY_DIR) + "/test-eval-cache");
   EXPECT_EQ(r.exit_code, 0) << "crucible eval must exit normally whatever the candidate does\n" << r.out;
   try {
     return nlohmann::json::parse(r.out);

@@ -85,7 +85,8 @@ inline prompt sample_prompt() {
   prompt p;
   p.group_id = "g7";
   p.task = sample_task();
-  p.exemplars = {{"g1-0", "rewrites: - | [0] blas", "src", 1.1, 2}, {"g2-5", "rewrites: - | [0-3] tiled", "src2", 0.4, 0}};
+  p.exemplars = {{"g1-0", "rewrites: - | [0] blas", "src", 1.1, 2},
+                 {"g2-5", "rewrites: - | [0-3] tiled", "src2", 0.4, 0}};
   p.group_size = 8;
   return p;
 }
@@ -108,7 +109,9 @@ inline weights_update sample_weights() {
   return w;
 }
 
-inline control sample_control() { return {"scale", "benchmarker", 3, {{"node", "n1"}}}; }
+inline control sample_control() {
+  return {"scale", "benchmarker", 3, {{"node", "n1"}}};
+}
 
 inline status_report sample_status() {
   status_report s;
@@ -133,6 +136,8 @@ inline group_batch sample_batch() {
   return b;
 }
 
-inline compile_result sample_compile() { return {"g7-3", "0123456789abcdef", false, false, "", "error: expected ';'", 0.3}; }
+inline compile_result sample_compile() {
+  return {"g7-3", "0123456789abcdef", false, false, "", "error: expected ';'", 0.3};
+}
 
 }  // namespace crucible::test

@@ -31,7 +31,8 @@ TEST(Config, EmbeddedDefaultParsesAndIsTheLocalCpuConfig) {
 }
 
 TEST(Config, ValuesOverrideDefaults) {
-  auto c = parse("grpo:\n  lr: 0.0005\n  variant: dapo\nroles:\n  benchmarker: 2\nasync: {max_staleness: 0}\n");
+  auto c =
+      parse("grpo:\n  lr: 0.0005\n  variant: dapo\nroles:\n  benchmarker: 2\nasync: {max_staleness: 0}\n");
   ASSERT_TRUE(c) << c.message();
   EXPECT_DOUBLE_EQ(c->grpo.lr, 5e-4);
   EXPECT_EQ(c->grpo.variant, "dapo");
@@ -63,11 +64,13 @@ TEST(Config, ValidationExplainsTheBound) {
   expect_error(parse("target: tpu\n"), "target: expected cpu or cuda");
 }
 
-TEST(Config, NotYamlIsAnError) { expect_error(parse("grpo: [unclosed\n"), "not valid YAML"); }
+TEST(Config, NotYamlIsAnError) {
+  expect_error(parse("grpo: [unclosed\n"), "not valid YAML");
+}
 
 TEST(Config, SetOverridesApplyOverTheFile) {
-  auto c = parse("grpo:\n  lr: 0.01\n", {"grpo.lr=2e-4", "roles.benchmarker=3", "pipeline=[compile, verify]",
-                                          "run.dir=/tmp/x"});
+  auto c = parse("grpo:\n  lr: 0.01\n",
+                 {"grpo.lr=2e-4", "roles.benchmarker=3", "pipeline=[compile, verify]", "run.dir=/tmp/x"});
   ASSERT_TRUE(c) << c.message();
   EXPECT_DOUBLE_EQ(c->grpo.lr, 2e-4);
   EXPECT_EQ(c->roles.at("benchmarker"), 3);

@@ -14,8 +14,8 @@ TEST(MetricsLog, LineHasEveryFieldTheIssueNames) {
   m.reward_mean = 0.75;
   m.speedup_best = {{"softmax_scaled", 1.4}};
   auto j = nlohmann::json::parse(to_json_line(m));
-  for (const char* key : {"step", "policy_version", "reward_mean", "correct_rate", "flagged_rate", "speedup_mean",
-                          "candidates", "staleness_mean", "wall_s", "speedup_best"})
+  for (const char* key : {"step", "policy_version", "reward_mean", "correct_rate", "flagged_rate",
+                          "speedup_mean", "candidates", "staleness_mean", "wall_s", "speedup_best"})
     EXPECT_TRUE(j.contains(key)) << key;
   EXPECT_DOUBLE_EQ(j["speedup_best"]["softmax_scaled"].get<double>(), 1.4);
 }

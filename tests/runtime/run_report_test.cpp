@@ -13,7 +13,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-scored_group group(const std::string& gid, const std::string& task, int64_t version, double reward, double speedup) {
+scored_group group(const std::string& gid, const std::string& task, int64_t version, double reward,
+                   double speedup) {
   scored_group g;
   g.group_id = gid;
   g.task = task;

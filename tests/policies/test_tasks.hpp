@@ -6,25 +6,14 @@
 
 #include "messages/prompt.hpp"
 #include "messages/task.hpp"
+#include "tests/task_builders.hpp"
 
 namespace crucible::policies::testing {
 
 inline tensor_spec tensor(std::string name, std::vector<int64_t> shape, bool param = false) {
-  tensor_spec t;
-  t.name = std::move(name);
-  t.shape = std::move(shape);
-  t.param = param;
-  return t;
+  return crucible::testing::input(std::move(name), std::move(shape), param);
 }
-
-inline op_spec op(std::string name, std::vector<std::string> args = {},
-                  std::map<std::string, double> attrs = {}) {
-  op_spec o;
-  o.op = std::move(name);
-  o.args = std::move(args);
-  o.attrs = std::move(attrs);
-  return o;
-}
+using crucible::testing::op;
 
 /// matmul, bias, scale, row_sum: offers sum_through_affine and gemm_rowsum_to_gemv.
 inline task_spec gemm_row_sum_task() {

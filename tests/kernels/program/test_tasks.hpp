@@ -6,21 +6,14 @@
 #include <vector>
 
 #include "messages/task.hpp"
+#include "tests/task_builders.hpp"
 
 namespace crucible::kernels::testing {
 
 inline tensor_spec in(std::string name, std::vector<int64_t> shape, bool param = false) {
-  tensor_spec t;
-  t.name = std::move(name);
-  t.shape = std::move(shape);
-  t.param = param;
-  return t;
+  return crucible::testing::input(std::move(name), std::move(shape), param);
 }
-
-inline op_spec op(std::string name, std::vector<std::string> args = {},
-                  std::map<std::string, double> attrs = {}) {
-  return op_spec{std::move(name), std::move(args), std::move(attrs)};
-}
+using crucible::testing::op;
 
 struct test_task {
   task_spec task;

@@ -24,6 +24,27 @@ expected<config> load_run_config(const std::string& run_dir, const std::vector<s
   return load_config(path, all);
 }
 
+expected<std::vector<task_spec>> select_tasks(const config& cfg) {
+  std::string task_dir = cfg.tasks.dir.empty() ? kernels::default_task_dir() : cfg.tasks.dir;
+  auto suite = kernels::load_task_suite(task_dir, cfg.target);
+  if (!suite) return make_error("tasks.dir: " + suite.message());
+  std::set<std::string> names;
+  for (const auto& t : *suite) names.insert(t.name);
+  for (const auto& want : cfg.tasks.include)
+    if (!names.count(want))
+      return make_error("tasks.include: no task named '" + want + "' for target " + cfg.target);
+  auto listed = [](const std::vector<std::string>& list, const std::string& name) {
+    return std::find(list.begin(), list.end(), name) != list.end();
+  };
+  std::vector<task_spec> out;
+  for (auto& t : *suite)
+    if ((cfg.tasks.include.empty() || listed(cfg.tasks.include, t.name)) &&
+        !listed(cfg.tasks.exclude, t.name))
+      out.push_back(std::move(t));
+  if (out.empty()) return make_error("no tasks left to train on (check tasks.include / tasks.exclude)");
+  return out;
+}
+
 expected<std::shared_ptr<run_context>> prepare_run(const config& cfg, bool resume) {
   auto ctx = std::make_shared<run_context>();
   ctx->cfg = cfg;
@@ -61,26 +82,10 @@ expected<std::shared_ptr<run_context>> prepare_run(const config& cfg, bool resum
   }
   ctx->incarnation = "r" + std::to_string(incarnation);
 
-  std::string task_dir = cfg.tasks.dir.empty() ? kernels::default_task_dir() : cfg.tasks.dir;
-  auto suite = kernels::load_task_suite(task_dir, cfg.target);
-  if (!suite) return make_error("tasks.dir: " + suite.message());
-  std::set<std::string> names;
-  for (const auto& t : *suite) names.insert(t.name);
-  for (const auto& want : cfg.tasks.include)
-    if (!names.count(want))
-      return make_error("tasks.include: no task named '" + want + "' for target " + cfg.target);
-  for (const auto& t : *suite) {
-    bool in = cfg.tasks.include.empty() || std::find(cfg.tasks.include.begin(), cfg.tasks.include.end(),
-                                                     t.name) != cfg.tasks.include.end();
-    bool out =
-        std::find(cfg.tasks.exclude.begin(), cfg.tasks.exclude.end(), t.name) != cfg.tasks.exclude.end();
-    if (in && !out) {
-      ctx->tasks.push_back(t);
-      ctx->task_by_name[t.name] = t;
-    }
-  }
-  if (ctx->tasks.empty())
-    return make_error("no tasks left to train on (check tasks.include / tasks.exclude)");
+  auto tasks = select_tasks(cfg);
+  if (!tasks) return tasks.err();
+  ctx->tasks = std::move(*tasks);
+  for (const auto& t : ctx->tasks) ctx->task_by_name[t.name] = t;
   return ctx;
 }
 

@@ -34,6 +34,10 @@ struct run_context {
 /// directory that already holds a run when not resuming, ...).
 expected<std::shared_ptr<run_context>> prepare_run(const config& cfg, bool resume);
 
+/// The tasks `cfg` trains on: the suite of tasks.dir (default: the source tree's) for cfg.target, filtered by
+/// tasks.include / tasks.exclude, sorted by name. Errors name the key (an unknown include, nothing left).
+expected<std::vector<task_spec>> select_tasks(const config& cfg);
+
 /// Loads the config a run directory was started with (for --resume), applying `overrides`.
 expected<config> load_run_config(const std::string& run_dir, const std::vector<std::string>& overrides);
 

@@ -6,7 +6,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "kernels/task/task_loader.hpp"
 #include "runtime/replay_store.hpp"
 #include "runtime/run_context.hpp"
 
@@ -46,17 +45,9 @@ expected<run_report> make_run_report(const std::string& run_dir) {
   r.outcomes = summary->outcomes;
   r.candidates = summary->candidates;
   std::vector<std::string> names;
-  if (auto cfg = load_run_config(run_dir, {})) {
-    auto suite = kernels::load_task_suite(
-        cfg->tasks.dir.empty() ? kernels::default_task_dir() : cfg->tasks.dir, cfg->target);
-    if (suite)
-      for (const auto& t : *suite) {
-        bool in = cfg->tasks.include.empty() ||
-                  std::count(cfg->tasks.include.begin(), cfg->tasks.include.end(), t.name) > 0;
-        bool out = std::count(cfg->tasks.exclude.begin(), cfg->tasks.exclude.end(), t.name) > 0;
-        if (in && !out) names.push_back(t.name);
-      }
-  }
+  if (auto cfg = load_run_config(run_dir, {}))
+    if (auto tasks = select_tasks(*cfg))
+      for (const auto& t : *tasks) names.push_back(t.name);
   for (const auto& g : summary->groups)
     if (std::find(names.begin(), names.end(), g.task) == names.end()) names.push_back(g.task);
   std::sort(names.begin(), names.end());

@@ -52,6 +52,12 @@ std::vector<caf::actor> members_of(supervisor_actor* self, const std::string& ro
   return out;
 }
 
+void forget(supervisor_actor* self, const std::string& role, int index) {
+  auto& pool = self->state.pools[role];
+  pool.erase(std::remove_if(pool.begin(), pool.end(), [&](const member& m) { return m.index == index; }),
+             pool.end());
+}
+
 void notify(supervisor_actor* self, const std::string& role) {
   auto members = members_of(self, role);
   for (const auto& s : self->state.subscribers) self->send(s, pool_atom::value, role, members);
@@ -98,11 +104,9 @@ caf::behavior supervisor(supervisor_actor* self, std::shared_ptr<const run_conte
     if (it == self->state.owner.end()) return;
     auto [role, index] = it->second;
     self->state.owner.erase(it);
-    auto& pool = self->state.pools[role];
     bool deliberate = dm.reason == caf::exit_reason::normal || dm.reason == caf::exit_reason::user_shutdown;
     if (self->state.stopping || deliberate) {
-      pool.erase(std::remove_if(pool.begin(), pool.end(), [&](const member& m) { return m.index == index; }),
-                 pool.end());
+      forget(self, role, index);
       notify(self, role);
       if (self->state.stopping && self->state.owner.empty()) self->quit();
       return;
@@ -113,8 +117,7 @@ caf::behavior supervisor(supervisor_actor* self, std::shared_ptr<const run_conte
     if (static_cast<int>(recent.size()) >= max_restarts_per_minute) {
       spdlog::error("supervisor: {} #{} died ({}) and has restarted {} times in a minute; not restarting it",
                     role, index, caf::to_string(dm.reason), recent.size());
-      pool.erase(std::remove_if(pool.begin(), pool.end(), [&](const member& m) { return m.index == index; }),
-                 pool.end());
+      forget(self, role, index);
       notify(self, role);
       return;
     }
@@ -122,8 +125,7 @@ caf::behavior supervisor(supervisor_actor* self, std::shared_ptr<const run_conte
     ++self->state.restarts[role];
     spdlog::warn("supervisor: {} #{} died ({}); restarting it", role, index, caf::to_string(dm.reason));
     if (!start_member(self, role, index)) {
-      pool.erase(std::remove_if(pool.begin(), pool.end(), [&](const member& m) { return m.index == index; }),
-                 pool.end());
+      forget(self, role, index);
       spdlog::error("supervisor: restarting {} #{} failed", role, index);
     }
     notify(self, role);

@@ -12,12 +12,20 @@ namespace crucible::kernels {
 
 /// How an op touches the running value; fusion and strategies follow from this.
 enum class op_class {
-  unary,       ///< elementwise f(v): relu, gelu, tanh, ...
-  scalar,      ///< elementwise with a scalar attribute: v*s, v+s
-  binary,      ///< elementwise with a side input of the same shape or a last-dim row vector: v+t, v*t
-  row_reduce,  ///< reduces the last dim: [.., C] -> [..]
-  row_norm,    ///< row-wise, shape-preserving, needs row statistics: softmax, layer_norm, ...
-  gemm,        ///< [.., K] x W[K, N] -> [.., N]
+  unary,         ///< elementwise f(v): relu, gelu, tanh, ...
+  scalar,        ///< elementwise with a scalar attribute: v*s, v+s
+  binary,        ///< elementwise with a side input broadcastable (numpy rules) to the running shape: v+t
+  row_reduce,    ///< reduces the last dim: [.., C] -> [..]
+  row_norm,      ///< row-wise, shape-preserving, needs row statistics: softmax, layer_norm, ...
+  gemm,          ///< [.., K] x W[K, N] -> [.., N]
+  dim_reduce,    ///< reduces one dim (attrs.dim, may be negative): [.., D, ..] -> [.., ..]
+  scan,          ///< prefix sums along the last dim, shape-preserving
+  conv,          ///< conv2d/3d and conv_transpose2d/3d on [N, C, spatial..]
+  pool,          ///< max/avg pooling on [N, C, spatial..], global average pooling -> [N, C]
+  channel_norm,  ///< normalization with statistics per channel (dim 1): batch, instance, group norm
+  loss,          ///< v and a target of the same shape -> a 0-dim scalar
+  bmm,           ///< batched matmul [B, M, K] x W[B, K, N] -> [B, M, N]
+  attention,     ///< softmax(q k^T * scale [+ causal mask]) v on [B, H, S, D]
 };
 
 const char* to_string(op_class c);

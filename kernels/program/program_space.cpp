@@ -9,6 +9,7 @@ namespace crucible::kernels {
 struct program_builder::state {
   enum class phase { rewrite, fuse, strategy, knob, done };
   task_spec task;
+  std::string target;
   rewritten_chain chain;
   phase ph = phase::rewrite;
   size_t rewrite = 0;  // catalogue index of the pending rewrite
@@ -37,7 +38,7 @@ struct program_builder::state {
       if (op < static_cast<int>(chain.ops.size())) {
         pending.slot = "fuse:" + chain.ops[op].op;
         pending.options = {"split"};
-        if (can_fuse(chain, groups.back().first, op)) pending.options.push_back("fuse");
+        if (can_fuse(chain, groups.back().first, op, target)) pending.options.push_back("fuse");
         return;
       }
       ph = phase::strategy;
@@ -59,7 +60,7 @@ struct program_builder::state {
       }
       const auto& g = groups[group];
       pending = {std::string("strategy:") + to_string(group_kind_of(chain, g.first, g.last)),
-                 group_strategies(chain, g.first, g.last)};
+                 group_strategies(chain, g.first, g.last, target)};
       return;
     }
   }
@@ -83,7 +84,7 @@ struct program_builder::state {
       case phase::strategy: {
         auto& g = groups[group];
         g.strategy = option;
-        knobs = group_knobs(chain, g.first, g.last, option);
+        knobs = group_knobs(chain, g.first, g.last, option, target);
         knob = 0;
         ph = phase::knob;
         break;
@@ -112,12 +113,11 @@ program_builder& program_builder::operator=(const program_builder& o) {
 program_builder::~program_builder() = default;
 
 expected<program_builder> program_builder::create(const task_spec& task, std::string_view target) {
-  if (target != "cpu")
-    return make_error("program space: no emitter for target '" + std::string(target) + "' (have: cpu)");
-  auto chain = chain_of_task(task);
+  auto chain = chain_of_task(task, target);
   if (!chain) return chain.err();
   auto s = std::make_shared<state>();
   s->task = task;
+  s->target = std::string(target);
   s->chain = std::move(*chain);
   s->advance();
   return program_builder(std::move(s));
@@ -220,8 +220,9 @@ status validate_program(const task_spec& task, const program& p, std::string_vie
   return {};
 }
 
-program eager_program(const task_spec& task) {
-  auto b = program_builder::create(task);
+program eager_program(const task_spec& task, std::string_view target) {
+  if (target.empty()) target = task.targets.empty() ? std::string_view("cpu") : task.targets.front();
+  auto b = program_builder::create(task, target);
   if (!b) return {};
   while (!b->done()) {
     const auto& d = b->next();
@@ -241,26 +242,48 @@ program random_program(const task_spec& task, std::mt19937_64& rng, std::string_
   return b->result();
 }
 
+namespace {
+
+// rewrites, fuse:<op> for every op the target emits (catalogue order, then the derived ops), strategies,
+// knobs. Only ever-head ops (gemm-like) have fuse:<op>=split alone.
+program_vocabulary make_vocabulary(std::string_view target) {
+  program_vocabulary v;
+  auto add = [&v](const std::string& slot, const std::vector<std::string>& options) {
+    v.slots.push_back(slot);
+    for (const auto& o : options) v.choices.push_back(slot + "=" + o);
+  };
+  const std::vector<std::string> split = {"split"}, both = {"split", "fuse"};
+  for (const auto& r : rewrite_catalog()) add("rewrite:" + r.name, {"no", "yes"});
+  for (const auto& op : op_catalog()) {
+    if (target == "cpu" && !cpu_emits_op(op.name)) continue;  // the CPU vocabulary never changes
+    switch (kind_of(chain_op{op.name, {}, {}, {}})) {
+      case chain_op_kind::gemm:
+      case chain_op_kind::gemv:
+      case chain_op_kind::bmm:
+      case chain_op_kind::attention:
+      case chain_op_kind::conv:
+      case chain_op_kind::pool:
+        add("fuse:" + op.name, split);
+        break;
+      default:
+        add("fuse:" + op.name, both);
+    }
+  }
+  add("fuse:" + std::string(affine_op), both);
+  add("fuse:" + std::string(matmul_rowsum_op), split);
+  for (const auto& [kind, strategies] : all_strategies(target))
+    add(std::string("strategy:") + to_string(kind), strategies);
+  for (const auto& k : all_knobs(target)) add("knob:" + k.name, k.options);
+  return v;
+}
+
+}  // namespace
+
 const program_vocabulary& vocabulary(std::string_view target) {
-  static const program_vocabulary cpu = [] {
-    program_vocabulary v;
-    auto add = [&v](const std::string& slot, const std::vector<std::string>& options) {
-      v.slots.push_back(slot);
-      for (const auto& o : options) v.choices.push_back(slot + "=" + o);
-    };
-    for (const auto& r : rewrite_catalog()) add("rewrite:" + r.name, {"no", "yes"});
-    for (const auto& op : op_catalog())
-      add("fuse:" + op.name, op.cls == op_class::gemm ? std::vector<std::string>{"split"}
-                                                      : std::vector<std::string>{"split", "fuse"});
-    add("fuse:" + std::string(affine_op), {"split", "fuse"});
-    add("fuse:" + std::string(matmul_rowsum_op), {"split"});
-    for (const auto& [kind, strategies] : all_strategies())
-      add(std::string("strategy:") + to_string(kind), strategies);
-    for (const auto& k : all_knobs()) add("knob:" + k.name, k.options);
-    return v;
-  }();
+  static const program_vocabulary cpu = make_vocabulary("cpu");
+  static const program_vocabulary cuda = make_vocabulary("cuda");
   static const program_vocabulary none;
-  return target == "cpu" ? cpu : none;
+  return target == "cpu" ? cpu : target == "cuda" ? cuda : none;
 }
 
 }  // namespace crucible::kernels

@@ -16,7 +16,9 @@
 //                       gemm: blas | tiled | naive; gemv: dot | simd
 //   knob:<name>         unroll 1|2|4, math libm|poly, acc 1|4|8, block_rows 0|32|128, tile 32|64
 // Every decision is asked, even one with a single legal option, so a program's decisions line up with the
-// chain the same way for every task. Only the "cpu" target exists today.
+// chain the same way for every task. Targets: "cpu" and "cuda" (group_kinds.hpp lists the CUDA kinds,
+// strategies and knobs: strategy:grid|vec4, knob:threads, math accurate|fast, ...); each target has its
+// own vocabulary, and the CPU's never changes when CUDA-only ops join the catalogue.
 #include <memory>
 #include <random>
 #include <string>
@@ -84,7 +86,8 @@ expected<std::vector<std::pair<decision, std::string>>> decisions_of(const task_
 /// The eager-equivalent program: no rewrites, one group per op, baseline strategy (loop / multi_pass /
 /// blas / dot) with default knobs (unroll=1, math=libm, acc=1, block_rows=0). Always in the space, so a
 /// reward of about 1.0 is always reachable. An empty program if the task is not in any space (invalid).
-program eager_program(const task_spec& task);
+/// `target` empty: the task's first target (cpu when it names none).
+program eager_program(const task_spec& task, std::string_view target = {});
 
 /// A uniformly random walk through the decisions (tests, and a baseline policy).
 program random_program(const task_spec& task, std::mt19937_64& rng, std::string_view target = "cpu");

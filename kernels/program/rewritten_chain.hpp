@@ -19,14 +19,32 @@ inline constexpr std::string_view affine_op = "_affine";
 /// args[0] = W, `linear` = the row-vector/scalar ops between the matmul and the reduction (in order).
 inline constexpr std::string_view matmul_rowsum_op = "_matmul_rowsum";
 
-/// What an op of the rewritten chain is, for grouping and emission.
-enum class chain_op_kind { elementwise, row_reduce, row_norm, gemm, gemv };
+/// What an op of the rewritten chain is, for grouping and emission. The kinds after gemv are the CUDA
+/// target's op classes (op_catalog's dim_reduce, scan, conv, pool, channel_norm, loss, bmm, attention).
+enum class chain_op_kind {
+  elementwise,
+  row_reduce,
+  row_norm,
+  gemm,
+  gemv,
+  dim_reduce,
+  scan,
+  conv,
+  pool,
+  channel_norm,
+  loss,
+  bmm,
+  attention
+};
 
 struct chain_op {
   std::string op;
   std::vector<std::string> args;
   std::map<std::string, double> attrs;
   std::vector<op_spec> linear;  ///< matmul_rowsum_op only
+  /// The op's output shape as the task infers it. Rewrites never move ops across the CUDA-only kinds
+  /// (they only move and drop elementwise ops next to row ops), so those keep this shape.
+  shape_t task_out = {};
 };
 
 struct rewritten_chain {
@@ -36,9 +54,14 @@ struct rewritten_chain {
   const shape_t& before(size_t i) const { return i == 0 ? input : after[i - 1]; }
 };
 
-/// The task's chain, unrewritten. Errors if the task does not validate or is not all-float32 (the only
-/// dtype the CPU emitter writes).
-expected<rewritten_chain> chain_of_task(const task_spec& task);
+/// The task's chain, unrewritten. Errors if the task does not validate, is not all-float32 (the only dtype
+/// the emitters write), or uses an op the target ("cpu" | "cuda") has no emitter for: the CPU target
+/// takes the original op classes, with binary side inputs of the running shape or a last-dim row vector.
+expected<rewritten_chain> chain_of_task(const task_spec& task, std::string_view target = "cpu");
+
+/// Whether the CPU emitter writes op `name` (the original catalogue: unary, scalar, binary, row and gemm
+/// ops up to matmul).
+bool cpu_emits_op(std::string_view name);
 
 /// Recomputes `after` from `ops` (rewrites call this after changing the ops).
 void recompute_shapes(rewritten_chain& chain, const task_spec& task);

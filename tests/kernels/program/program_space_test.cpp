@@ -195,7 +195,7 @@ TEST(ProgramSpace, CreateRejectsInvalidAndUnsupportedTasks) {
   auto half = make("half", {in("x", {3, 5})}, {op("relu")}, true);
   half.task.inputs[0].dtype = "float16";
   EXPECT_FALSE(program_builder::create(half.task));
-  EXPECT_FALSE(program_builder::create(make("ok", {in("x", {3, 5})}, {op("relu")}, true).task, "cuda"));
+  EXPECT_FALSE(program_builder::create(make("ok", {in("x", {3, 5})}, {op("relu")}, true).task, "tpu"));
   EXPECT_TRUE(eager_program(tt.task).groups.empty());
 }
 

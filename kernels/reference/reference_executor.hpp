@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/abi/crucible_abi.h"
 #include "kernels/abi/host_tensor.hpp"
 #include "messages/expected.hpp"
 #include "messages/task.hpp"
@@ -44,6 +45,21 @@ class reference_executor {
   /// bug, not a data error). Thread-safe for concurrent calls on one executor.
   void run(const std::vector<host_tensor>& inputs, host_tensor& out) const;
 
+  /// Fills one preallocated tensor per task input (task order, contiguous, the task's shapes and dtypes) with
+  /// values drawn as make_inputs(seed, variant) describes. device < 0: host memory, exactly make_inputs'
+  /// values. device >= 0: CUDA memory on that device, drawn there by LibTorch from the same distributions
+  /// with the device's default generator borrowed under its lock (seeded from (seed, input index, variant),
+  /// its state restored after); deterministic for a LibTorch build, not bit-identical to the host values.
+  /// Work is ordered on LibTorch's current stream of that device. std::invalid_argument on a view mismatch.
+  void fill_inputs(const std::vector<cru_tensor>& dst, uint64_t seed, input_variant variant,
+                   int device) const;
+
+  /// The eager reference on tensors described by views (host memory when device < 0, else CUDA memory on
+  /// `device`; ops go to LibTorch's current stream, which the caller sets). Writes *out when out != nullptr;
+  /// with nullptr the result stays in LibTorch's own tensor and is dropped (what eager timing measures).
+  /// Strided views are read as they are. Thread-safe as run().
+  void run_views(const std::vector<cru_tensor>& inputs, const cru_tensor* out, int device) const;
+
   /// Runs the eager reference on `inputs` and returns the milliseconds the ops took (from the first op's
   /// start to the last op's end; the result is produced into LibTorch's own tensor and dropped, so no
   /// copy counts against eager).
@@ -57,5 +73,9 @@ class reference_executor {
 
 /// LibTorch's intra-op threads for the reference (the timing protocol runs both sides on one thread).
 void set_reference_threads(int threads);
+
+/// Turns TF32 off for cuBLAS and cuDNN in LibTorch, so the CUDA reference is true float32 (a candidate
+/// would otherwise be judged against a less precise baseline). Process-wide; call before timing.
+void set_reference_strict_fp32();
 
 }  // namespace crucible::kernels

@@ -128,6 +128,7 @@ void lint_checks(const task_spec& task, const lint_options& options, lint_report
   problem_log problems;
 
   std::vector<host_tensor> nominal_outputs;
+  std::vector<double> scalar_values;                     // a scalar output's value per seed (nominal inputs)
   std::vector<std::vector<host_tensor>> nominal_inputs;  // seeds 0 and 1, reused below
   for (int seed = 0; seed < seeds; ++seed) {
     for (auto variant : {input_variant::nominal, input_variant::heavy_tailed}) {
@@ -146,10 +147,12 @@ void lint_checks(const task_spec& task, const lint_options& options, lint_report
                      "non-finite output: " + std::to_string(s.non_finite) + " of " +
                          std::to_string(out.numel()) + " elements" + run +
                          "; bound the chain (clamp, tanh) or choose gentler input distributions");
-      if (s.relative_std() < options.min_relative_std)
+      // A scalar (a loss) has no spread of its own; it is judged across seeds below.
+      if (out.numel() > 1 && s.relative_std() < options.min_relative_std)
         problems.add("constant", "near-constant output: std " + fmt("%.3g", s.std) + " vs mean |x| " +
                                      fmt("%.3g", s.mean_abs) + run +
                                      "; a kernel writing a constant would pass the correctness check");
+      if (out.numel() == 1 && variant == input_variant::nominal) scalar_values.push_back(values[0]);
       if (ref64) {
         std::vector<host_tensor> inputs64;
         for (const auto& in : inputs) inputs64.push_back(to_float64(in));
@@ -168,6 +171,19 @@ void lint_checks(const task_spec& task, const lint_options& options, lint_report
         if (seed < 2) nominal_inputs.push_back(std::move(inputs));
       }
     }
+  }
+
+  // A scalar output (a loss over many elements concentrates on its expectation) must vary across seeds, or
+  // a kernel writing that expectation would pass.
+  if (!scalar_values.empty()) {
+    const auto s = stats_of(scalar_values);
+    report.output_std = s.std;
+    report.output_mean_abs = s.mean_abs;
+    if (s.relative_std() < options.min_relative_std)
+      problems.add("constant", "near-constant scalar output across seeds: std " + fmt("%.3g", s.std) +
+                                   " vs mean |x| " + fmt("%.3g", s.mean_abs) + " over " +
+                                   std::to_string(scalar_values.size()) +
+                                   " seeds; a kernel writing that constant would pass the correctness check");
   }
 
   // Input dependence: different inputs must give outputs that the correctness check can tell apart.

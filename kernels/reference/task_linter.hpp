@@ -11,8 +11,10 @@ namespace crucible::kernels {
 
 struct lint_options {
   int seeds = 3;  ///< each run on nominal and heavy-tailed inputs; at least 2 (input dependence compares two)
-  double min_relative_std = 1e-3;  ///< output std / (mean |output| + 1e-12) below this: near-constant
-  double min_eager_ms = 0.0;       ///< > 0: a task faster than this gets a problem
+  /// Output std / (mean |output| + 1e-12) below this: near-constant. Over the elements of each run's output;
+  /// for a scalar output (a loss), over the nominal runs' values across seeds.
+  double min_relative_std = 1e-3;
+  double min_eager_ms = 0.0;  ///< > 0: a task faster than this gets a problem
   int timing_calls = 5;
   /// Largest share of the task's tolerance that float32 rounding alone may use (the float32 reference
   /// against the same chain in float64). A correct candidate rounds differently from the reference (other
@@ -25,7 +27,7 @@ struct lint_report {
   bool ok = false;
   std::vector<std::string> problems;
   double eager_ms = 0.0;    ///< median of timing_calls single-thread eager calls
-  double output_std = 0.0;  ///< of the nominal output for the first seed
+  double output_std = 0.0;  ///< of the nominal output for the first seed (scalar output: across seeds)
   double output_mean_abs = 0.0;
   double tolerance_use = 0.0;  ///< max over elements and runs of |ref32 - ref64| / (atol + rtol |ref64|)
 };

@@ -2,7 +2,7 @@
 #include <caf/all.hpp>
 
 #include "actors/roles.hpp"
-#include "kernels/program/emit_cpu.hpp"
+#include "kernels/program/emit_source.hpp"
 #include "messages/content_hash.hpp"
 #include "messages/type_ids.hpp"
 #include "policies/program_policy.hpp"
@@ -53,7 +53,7 @@ caf::behavior generator(caf::stateful_actor<generator_state>* self, runtime::rol
           c.target = p.target;
           c.language = "cpp";
           c.program = s.program_text;
-          auto src = kernels::emit_cpu(p.task, s.prog);
+          auto src = kernels::emit_source(p.target, p.task, s.prog);
           // An emitter failure is the emitter's bug, not the policy's: it surfaces as a compile error with
           // the reason, so it is visible and scored, never silently dropped.
           c.source = src ? std::move(*src) : std::string("#error emitter failed: ") + src.message() + "\n";

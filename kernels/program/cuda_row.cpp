@@ -1,0 +1,119 @@
+// Row groups: an elementwise prologue, one row_reduce or row_norm over the last dim, an elementwise
+// epilogue, in one kernel.
+//   block   one block per row: strided passes over the row, shared-memory + warp-shuffle reductions
+//   warp    one warp per row (threads/32 rows per block): shuffle reductions only; for short rows
+//   online  one block per row; softmax/log_softmax: running max and rescaled sum in one pass (2 passes in
+//           all); layer_norm: shifted sum and sum of squares in one pass (2 in all)
+// Passes recompute the prologue from the input instead of materializing it. After a row_reduce the
+// epilogue runs on the row's result (its [rows] element). Knobs: threads per block, math.
+#include "kernels/program/cuda_groups.hpp"
+#include "kernels/program/cuda_library.hpp"
+#include "kernels/program/cuda_op_code.hpp"
+
+namespace crucible::kernels {
+
+cuda_group_code emit_cuda_row_group(const cuda_group_ctx& g) {
+  const auto& p = g.plan;
+  const int k = g.core();
+  const chain_op& op = g.chain.ops[k];
+  const int64_t cols = g.in_shape().back(), rows = numel(g.in_shape()) / cols;
+  const std::string C = std::to_string(cols), R = std::to_string(rows);
+  const std::string I = cuda_index_type(numel(g.in_shape()));
+  const bool warp = p.strategy == "warp", online = p.strategy == "online";
+  const int threads = g.knob("threads") > 0 ? g.knob("threads") : 256;
+  const bool fast = g.fast_math();
+  const std::string EXP = fast ? "__expf" : "expf", LOG = fast ? "__logf" : "logf";
+  auto rsqrt = [&](const std::string& a) { return fast ? "rsqrtf(" + a + ")" : "(1.0f / sqrtf(" + a + "))"; };
+  auto red = [&](const char* what, const std::string& v) {
+    return warp ? "cru_warp_" + std::string(what) + "(" + v + ")"
+                : "cru_block_" + std::string(what) + "(" + v + ", sh)";
+  };
+  const std::string loop = warp ? "for (int c = lane; c < " + C + "; c += 32) {\n"
+                                : "for (int c = threadIdx.x; c < " + C + "; c += blockDim.x) {\n";
+  const std::string P =
+      "float v = x[c];\n" + cuda_ew_statements(g, p.first, k - 1, "v", "base + c");  // prologued element
+
+  // The row op's own operands (layer_norm/rms_norm weight and bias) as w_, b_.
+  std::string params = "(const float* __restrict__ in, float* __restrict__ out", args = "(in, out";
+  const char* own[] = {"w_", "b_"};
+  for (size_t a = 0; a < op.args.size() && a < 2; ++a) {
+    params += std::string(", const float* __restrict__ ") + own[a];
+    args += ", X[" + std::to_string(g.input_index(op.args[a])) + "]";
+  }
+  params += cuda_side_params(g, p.first, p.last) + ")";
+  args += cuda_side_args(g, p.first, p.last) + ")";
+
+  std::string s = "__global__ void __launch_bounds__(" + std::to_string(threads) + ") " + g.fn + "_row" +
+                  params + " {\n__shared__ float sh[64];\n(void)sh;\n";
+  if (warp) {
+    s += "const int lane = threadIdx.x & 31;\nconst " + I + " r = blockIdx.x * (" + I +
+         ")(blockDim.x >> 5) + (threadIdx.x >> 5);\nif (r >= " + R + ") return;\n";
+  } else {
+    s += "const " + I + " r = blockIdx.x;\n";
+  }
+  s += "const " + I + " base = r * " + C + ";\nconst float* __restrict__ x = in + base;\n";
+  const std::string lead = warp ? "lane == 0" : "threadIdx.x == 0";
+
+  if (kind_of(op) == chain_op_kind::row_reduce) {
+    const bool max = op.op == "row_max";
+    s += std::string("float acc = ") + (max ? "-INFINITY" : "0.0f") + ";\n" + loop + P +
+         (max ? "acc = fmaxf(acc, v);\n}\n" : "acc += v;\n}\n");
+    s += "acc = " + red(max ? "max" : "sum", "acc") + ";\n";
+    s += "if (" + lead + ") {\nfloat v = acc" + (op.op == "row_mean" ? " / " + cuda_float(cols) : "") +
+         ";\n" + cuda_ew_statements(g, k + 1, p.last, "v", "r") + "out[r] = v;\n}\n}\n";
+  } else {
+    const std::string store =
+        cuda_ew_statements(g, k + 1, p.last, "v", "base + c") + "out[base + c] = v;\n}\n";
+    const std::string eps = cuda_float(attr_of(op, "eps"));
+    if (op.op == "softmax" || op.op == "log_softmax") {
+      if (online) {
+        // Per thread: max m and sum s of exp(v - m); one exp per element either way.
+        s += "float m = -INFINITY, sm = 0.0f;\n" + loop + P + "if (v > m) {\nsm = sm * " + EXP +
+             "(m - v) + 1.0f;\nm = v;\n} else if (v != -INFINITY) {\nsm += " + EXP + "(v - m);\n}\n}\n";
+        s += "cru_block_online(m, sm, sh);\nconst float mx = m;\n";
+      } else {
+        s += "float mx = -INFINITY;\n" + loop + P + "mx = fmaxf(mx, v);\n}\nmx = " + red("max", "mx") + ";\n";
+        s += "float sm = 0.0f;\n" + loop + P + "sm += " + EXP + "(v - mx);\n}\nsm = " + red("sum", "sm") +
+             ";\n";
+      }
+      if (op.op == "softmax")
+        s += "const float inv = 1.0f / sm;\n" + loop + P + "v = " + EXP + "(v - mx) * inv;\n" + store;
+      else
+        s += "const float lse = mx + " + LOG + "(sm);\n" + loop + P + "v = v - lse;\n" + store;
+    } else if (op.op == "layer_norm") {
+      std::string aff = op.args.size() > 0 ? " * w_[c]" : "";
+      if (op.args.size() > 1) aff += " + b_[c]";
+      if (online) {
+        // Sums shifted by the row's first element: no cancellation when the mean is far from 0.
+        s += "float sh0;\n{\nconst int c = 0;\n" + P + "sh0 = v;\n}\n";
+        s += "float sa = 0.0f, sq = 0.0f;\n" + loop + P + "v -= sh0;\nsa += v;\nsq += v * v;\n}\n";
+        s += "sa = " + red("sum", "sa") + ";\nsq = " + red("sum", "sq") + ";\n";
+        s += "const float dm = sa / " + cuda_float(cols) +
+             ", mean = sh0 + dm;\nconst float var = fmaxf(sq / " + cuda_float(cols) + " - dm * dm, 0.0f);\n";
+      } else {
+        s += "float sa = 0.0f;\n" + loop + P + "sa += v;\n}\nconst float mean = " + red("sum", "sa") + " / " +
+             cuda_float(cols) + ";\n";
+        s += "float sq = 0.0f;\n" + loop + P +
+             "v -= mean;\nsq += v * v;\n}\nconst float var = " + red("sum", "sq") + " / " + cuda_float(cols) +
+             ";\n";
+      }
+      s += "const float rstd = " + rsqrt("var + " + eps) + ";\n";
+      s += loop + P + "v = (v - mean) * rstd" + aff + ";\n" + store;
+    } else {  // rms_norm
+      const std::string aff = op.args.empty() ? "" : " * w_[c]";
+      s += "float sq = 0.0f;\n" + loop + P + "sq += v * v;\n}\n";
+      s += "const float rstd = " + rsqrt(red("sum", "sq") + " / " + cuda_float(cols) + " + " + eps) + ";\n";
+      s += loop + P + "v = v * rstd" + aff + ";\n" + store;
+    }
+    s += "}\n";
+  }
+  const int64_t blocks = warp ? (rows + threads / 32 - 1) / (threads / 32) : rows;
+  std::string host = g.signature() + g.fn + "_row<<<" + std::to_string(blocks) + ", " +
+                     std::to_string(threads) + ", 0, (cudaStream_t)ctx->stream>>>" + args + ";\n" +
+                     cuda_check_launch() + "return 0;\n}\n";
+  cuda_group_code out;
+  out.code = s + host;
+  return out;
+}
+
+}  // namespace crucible::kernels

@@ -15,6 +15,7 @@
 #include "kernels/program/cuda_groups.hpp"
 #include "kernels/program/cuda_op_code.hpp"
 #include "kernels/task/chain_shapes.hpp"
+#include "kernels/task/task_loader.hpp"
 #include "tests/task_builders.hpp"
 
 namespace crucible::kernels {
@@ -141,6 +142,26 @@ std::vector<class_case> cases() {
   return out;
 }
 
+// The emitter class of a core op, "" when it is not one of this file's.
+std::string kind_name(const rewritten_chain& chain, int core) {
+  switch (kind_of(chain.ops[core])) {
+    case chain_op_kind::conv:
+      return "conv";
+    case chain_op_kind::pool:
+      return "pool";
+    case chain_op_kind::channel_norm:
+      return "channel_norm";
+    case chain_op_kind::dim_reduce:
+      return "dim_reduce";
+    case chain_op_kind::scan:
+      return "scan";
+    case chain_op_kind::loss:
+      return "loss";
+    default:
+      return "";
+  }
+}
+
 cuda_group_code emit_group(const std::string& cls, const cuda_group_ctx& ctx) {
   if (cls == "conv") return emit_cuda_conv_group(ctx);
   if (cls == "pool") return emit_cuda_pool_group(ctx);
@@ -150,40 +171,60 @@ cuda_group_code emit_group(const std::string& cls, const cuda_group_ctx& ctx) {
   return emit_cuda_loss_group(ctx);
 }
 
-// One .cu holding every (task, strategy, knobs) group of a class, each called from an entry point so that
-// nothing is dead code.
+// One group to emit: a task, the op range, the strategy and knobs.
+struct group_job {
+  task_spec task;
+  int first = 0, last = 0;
+  std::string strategy;
+  std::map<std::string, std::string> knobs;
+};
+
+std::vector<group_job> class_jobs(const class_case& c) {
+  std::vector<group_job> jobs;
+  for (const auto& task : c.tasks) {
+    auto chain = chain_of_task(task, "cuda");
+    EXPECT_TRUE(chain.has_value()) << task.name << ": " << (chain ? "" : chain.message());
+    if (!chain) continue;
+    for (const auto& strategy : c.strategies)
+      for (const auto& knobs : c.knob_sets)
+        jobs.push_back({task, 0, static_cast<int>(chain->ops.size()) - 1, strategy, knobs});
+  }
+  return jobs;
+}
+
+// One .cu holding every job's group (kinds as `cls`, or by the core op's kind when empty), each called from
+// an entry point so that nothing is dead code.
 struct bundle {
   std::string source;
   int groups = 0;
 };
 
-bundle emit_class(const class_case& c) {
+bundle emit_bundle(const std::string& cls, const std::vector<group_job>& jobs) {
   bundle b;
   bool blas = false, dnn = false;
   std::string body, calls;
-  for (const auto& task : c.tasks) {
-    auto chain = chain_of_task(task, "cuda");
-    EXPECT_TRUE(chain.has_value()) << task.name << ": " << (chain ? "" : chain.message());
+  for (const auto& job : jobs) {
+    auto chain = chain_of_task(job.task, "cuda");
     if (!chain) continue;
-    for (const auto& strategy : c.strategies) {
-      for (const auto& knobs : c.knob_sets) {
-        group_plan plan{0, static_cast<int32_t>(chain->ops.size()) - 1, strategy, knobs};
-        cuda_group_ctx ctx{task, *chain, plan, "g" + std::to_string(b.groups)};
-        const cuda_group_code code = emit_group(c.name, ctx);
-        EXPECT_FALSE(code.code.empty()) << task.name << " " << strategy;
-        EXPECT_GE(code.scratch_floats, 0);
-        EXPECT_NE(code.code.find(ctx.signature()), std::string::npos) << task.name << " " << strategy;
-        EXPECT_EQ(code.code.find("#error"), std::string::npos) << task.name << " " << strategy;
-        if (strategy == "cudnn") EXPECT_TRUE(code.uses_cudnn);
-        if (strategy == "im2col_gemm") EXPECT_TRUE(code.uses_cublas);
-        if (strategy == "two_stage") EXPECT_GT(code.scratch_floats, 0);
-        blas |= code.uses_cublas;
-        dnn |= code.uses_cudnn;
-        body += "// " + task.name + " " + strategy + "\n" + code.code + "\n";
-        calls += "  r |= " + ctx.fn + "(ctx, X, in, out, ws);\n";
-        ++b.groups;
-      }
-    }
+    group_plan plan{job.first, job.last, job.strategy, job.knobs};
+    cuda_group_ctx ctx{job.task, *chain, plan, "g" + std::to_string(b.groups)};
+    const std::string what = job.task.name + " [" + std::to_string(job.first) + "-" +
+                             std::to_string(job.last) + "] " + job.strategy;
+    const cuda_group_code code = emit_group(cls.empty() ? kind_name(*chain, ctx.core()) : cls, ctx);
+    EXPECT_FALSE(code.code.empty()) << what;
+    EXPECT_GE(code.scratch_floats, 0) << what;
+    // Scratch stays well inside the worker's workspace (at least 256 MiB).
+    EXPECT_LE(code.scratch_floats, int64_t{48} << 20) << what;
+    EXPECT_NE(code.code.find(ctx.signature()), std::string::npos) << what;
+    EXPECT_EQ(code.code.find("#error"), std::string::npos) << what;
+    if (job.strategy == "cudnn") EXPECT_TRUE(code.uses_cudnn) << what;
+    if (job.strategy == "im2col_gemm") EXPECT_TRUE(code.uses_cublas) << what;
+    if (job.strategy == "two_stage") EXPECT_GT(code.scratch_floats, 0) << what;
+    blas |= code.uses_cublas;
+    dnn |= code.uses_cudnn;
+    body += "// " + what + "\n" + code.code + "\n";
+    calls += "  r |= " + ctx.fn + "(ctx, X, in, out, ws);\n";
+    ++b.groups;
   }
   std::string s = "#include <cuda_runtime.h>\n";
   if (blas) s += "#include <cublas_v2.h>\n";
@@ -195,6 +236,45 @@ bundle emit_class(const class_case& c) {
        calls + "  return r;\n}\n";
   b.source = s;
   return b;
+}
+
+// Every op of these classes in the CUDA task suite, fused with its neighbours as far as the kind allows,
+// under every strategy of the kind.
+std::vector<group_job> suite_jobs() {
+  static const std::map<std::string, std::vector<std::string>> strategies = {
+      {"conv", {"cudnn", "im2col_gemm", "direct"}},
+      {"pool", {"direct"}},
+      {"channel_norm", {"two_pass", "fused"}},
+      {"dim_reduce", {"direct", "block"}},
+      {"scan", {"block_scan"}},
+      {"loss", {"two_stage", "atomic"}}};
+  std::vector<group_job> jobs;
+  auto suite = load_task_suite(default_task_dir(), "cuda");
+  EXPECT_TRUE(suite.has_value()) << (suite ? "" : suite.message());
+  if (!suite) return jobs;
+  for (const auto& task : *suite) {
+    auto chain = chain_of_task(task, "cuda");
+    EXPECT_TRUE(chain.has_value()) << task.name << ": " << (chain ? "" : chain.message());
+    if (!chain) continue;
+    const int n = static_cast<int>(chain->ops.size());
+    for (int i = 0; i < n; ++i) {
+      const std::string cls = kind_name(*chain, i);
+      if (cls.empty()) continue;
+      int first = i, last = i;
+      if (cls != "conv" && cls != "pool")
+        while (first > 0 && is_elementwise(chain->ops[first - 1])) --first;
+      if (cls != "loss")
+        while (last + 1 < n && is_elementwise(chain->ops[last + 1])) ++last;
+      std::map<std::string, std::string> knobs = {{"math", "accurate"}};
+      if (cls == "pool") knobs["threads"] = "256";
+      for (const auto& st : strategies.at(cls)) jobs.push_back({task, first, last, st, knobs});
+    }
+  }
+  return jobs;
+}
+
+bundle emit_class(const class_case& c) {
+  return emit_bundle(c.name, class_jobs(c));
 }
 
 TEST(CudaOpsEmit, EveryStrategyEmits) {
@@ -238,6 +318,17 @@ TEST(CudaOpsEmit, CompilesWithNvcc) {
     const std::string base = std::string(dir) + "/" + c.name;
     std::ofstream(base + ".cu") << emit_class(c).source;
     files.emplace_back(c.name, base);
+  }
+  // The suite's groups, in two files so that both compile jobs have work.
+  const auto jobs = suite_jobs();
+  EXPECT_GE(jobs.size(), 20u);
+  const size_t half = jobs.size() / 2;
+  for (int part = 0; part < 2; ++part) {
+    const std::vector<group_job> some(jobs.begin() + (part ? half : 0),
+                                      part ? jobs.end() : jobs.begin() + half);
+    const std::string name = "suite" + std::to_string(part), base = std::string(dir) + "/" + name;
+    std::ofstream(base + ".cu") << emit_bundle("", some).source;
+    files.emplace_back(name, base);
   }
   auto compile = [&](const std::string& base) {
     const std::string cmd = nvcc + " -O3 -std=c++17 -arch=sm_90 -Xcompiler -fPIC -shared -I" + abi_dir + " " +

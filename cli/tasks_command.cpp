@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 
@@ -25,12 +26,14 @@ int tasks_command(const tasks_args& args) {
     std::cout << kernels::format_task_table(reports, *suite);
     return ok ? 0 : 1;
   }
-  std::printf("%-28s %-12s %-22s %-14s %s\n", "task", "family", "input", "output", "ops");
+  int width = 28;  // the CUDA suite's names are longer than the CPU suite's
+  for (const auto& t : *suite) width = std::max(width, static_cast<int>(t.name.size()));
+  std::printf("%-*s %-14s %-22s %-18s %s\n", width, "task", "family", "input", "output", "ops");
   for (const auto& t : *suite) {
     auto shapes = kernels::infer_shapes(t);
     std::string ops;
     for (const auto& op : t.ops) ops += (ops.empty() ? "" : " > ") + op.op;
-    std::printf("%-28s %-12s %-22s %-14s %s\n", t.name.c_str(), t.family.c_str(),
+    std::printf("%-*s %-14s %-22s %-18s %s\n", width, t.name.c_str(), t.family.c_str(),
                 kernels::shape_str(t.inputs[0].shape).c_str(),
                 shapes ? kernels::shape_str(shapes->output()).c_str() : "?", ops.c_str());
   }

@@ -103,7 +103,7 @@ cuda_group_code emit_cuda_attention_group(const cuda_group_ctx& g) {
   gemm_dims pv;
   pv.M = S, pv.N = D, pv.K = Skv, pv.batch = BH;
   pv.stride_a = S * Skv, pv.stride_b = Skv * D, pv.stride_c = S * D;
-  const int threads = Skv <= 128 ? 128 : 256;
+  const int threads = static_cast<int>(std::min<int64_t>(256, (Skv + 31) / 32 * 32));
   const std::string I = cuda_index_type(BH * S * Skv), C = str(Skv);
   // Row r is query r % S of its (b, h): with the causal mask its keys j > r % S are out.
   const std::string lim = causal ? "(int)(r % " + str(S) + ") + 1" : C;

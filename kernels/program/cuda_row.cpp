@@ -6,6 +6,8 @@
 //           all); layer_norm: shifted sum and sum of squares in one pass (2 in all)
 // Passes recompute the prologue from the input instead of materializing it. After a row_reduce the
 // epilogue runs on the row's result (its [rows] element). Knobs: threads per block, math.
+#include <algorithm>
+
 #include "kernels/program/cuda_groups.hpp"
 #include "kernels/program/cuda_library.hpp"
 #include "kernels/program/cuda_op_code.hpp"
@@ -20,7 +22,10 @@ cuda_group_code emit_cuda_row_group(const cuda_group_ctx& g) {
   const std::string C = std::to_string(cols), R = std::to_string(rows);
   const std::string I = cuda_index_type(numel(g.in_shape()));
   const bool warp = p.strategy == "warp", online = p.strategy == "online";
-  const int threads = g.knob("threads") > 0 ? g.knob("threads") : 256;
+  int threads = g.knob("threads") > 0 ? g.knob("threads") : 256;
+  // A block per row never needs more threads than the row has elements (rounded up to a warp): short rows
+  // would otherwise leave most of each block idle.
+  if (!warp) threads = static_cast<int>(std::min<int64_t>(threads, (cols + 31) / 32 * 32));
   const bool fast = g.fast_math();
   const std::string EXP = fast ? "__expf" : "expf", LOG = fast ? "__logf" : "logf";
   auto rsqrt = [&](const std::string& a) { return fast ? "rsqrtf(" + a + ")" : "(1.0f / sqrtf(" + a + "))"; };

@@ -266,10 +266,10 @@ expected<chain_shapes> infer_shapes(const task_spec& task) {
         break;
       }
       case op_class::loss:
+        if (v.empty()) return make_error(at + ": needs a running value of rank >= 1, got a scalar");
         if (args[0]->shape != v)
           return make_error(at + ": target '" + args[0]->name + "' must have the running shape " +
                             shape_str(v) + ", got " + shape_str(args[0]->shape));
-        if (v.empty()) return make_error(at + ": needs a running value of rank >= 1, got a scalar");
         if (op.op == "huber_loss" && !(op_attr(op, "delta") > 0))
           return make_error(at + ": attrs.delta must be > 0");
         v = {};

@@ -196,6 +196,9 @@ TEST(ChainShapes, LossesEndInAScalar) {
   auto t = one_op({8, 16}, "mse_loss", {in("t", {8, 16})});
   t.ops.push_back({"sigmoid"});
   EXPECT_EQ(out_shape(t), shape_t{});
+  auto twice = t;
+  twice.ops.push_back({"mse_loss", {"t"}});
+  expect_error(twice, {"ops[2] (mse_loss)", "rank >= 1, got a scalar"});
   t.ops.push_back({"row_sum"});
   expect_error(t, {"ops[2] (row_sum)", "rank >= 2"});
 }

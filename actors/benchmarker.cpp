@@ -19,6 +19,10 @@ caf::behavior benchmarker(caf::stateful_actor<benchmarker_state>* self, runtime:
   const auto& cfg = ctx.run->cfg;
   auto worker = cfg.benchmark.worker;
   if (!worker.log_path.empty()) worker.log_path += "." + std::to_string(ctx.index);
+  // CUDA: one worker process per benchmarker, benchmarkers spread over the configured devices.
+  if (cfg.target == "cuda" && !cfg.cuda.devices.empty())
+    worker.device =
+        static_cast<int>(cfg.cuda.devices[static_cast<size_t>(ctx.index) % cfg.cuda.devices.size()]);
   self->state.runner = std::make_unique<kernels::bench_runner>(worker, cfg.benchmark.runner);
   auto run = ctx.run;
   return {
@@ -37,6 +41,7 @@ caf::behavior benchmarker(caf::stateful_actor<benchmarker_state>* self, runtime:
         req.task = task->second;
         req.artifact = compiled.artifact;
         req.options = run->cfg.benchmark.eval;
+        req.target = run->cfg.target;
         return self->state.runner->run(req, best_seen);
       },
       [=](pid_atom) { return static_cast<int32_t>(self->state.runner->worker().pid()); },

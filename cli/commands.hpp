@@ -18,6 +18,7 @@ struct eval_args {
   std::string task;
   std::string candidate_path;
   std::string target = "cpu";
+  int device = -1;  ///< CUDA device; -1: the config's cuda.devices[0]
   std::string tasks_dir;
   std::string config_path;
   std::vector<std::string> overrides;

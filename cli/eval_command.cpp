@@ -11,15 +11,17 @@
 namespace crucible::cli {
 
 int eval_command(const eval_args& args) {
-  auto cfg = args.config_path.empty() ? runtime::parse_config(runtime::embedded_default_config(),
-                                                              args.overrides, "embedded configs/local.yaml")
-                                      : runtime::load_config(args.config_path, args.overrides);
+  // The target decides the compiler and the worker side; --target wins over the file's.
+  auto overrides = args.overrides;
+  overrides.insert(overrides.begin(), "target=" + args.target);
+  const bool cuda = args.target == "cuda";
+  auto cfg = !args.config_path.empty()
+                 ? runtime::load_config(args.config_path, overrides)
+                 : runtime::parse_config(
+                       cuda ? runtime::embedded_gpu_config() : runtime::embedded_default_config(), overrides,
+                       cuda ? "embedded configs/gpu.yaml" : "embedded configs/local.yaml");
   if (!cfg) {
     std::cerr << "crucible eval: " << cfg.message() << "\n";
-    return 2;
-  }
-  if (args.target != "cpu") {
-    std::cerr << "crucible eval: target '" << args.target << "' is not built into this binary (CPU only)\n";
     return 2;
   }
   std::string dir = !args.tasks_dir.empty()   ? args.tasks_dir
@@ -49,6 +51,7 @@ int eval_command(const eval_args& args) {
   kernels::evaluation_config ec;
   ec.compiler = cfg->compiler;  // an empty cache_dir means the user's cache (kernels::default_cache_dir)
   ec.worker = cfg->benchmark.worker;
+  if (cuda) ec.worker.device = args.device >= 0 ? args.device : static_cast<int>(cfg->cuda.devices.front());
   ec.runner = cfg->benchmark.runner;
   ec.eval = cfg->benchmark.eval;
   ec.judge = cfg->verifier;
@@ -64,12 +67,17 @@ int eval_command(const eval_args& args) {
   if (!result.compiled.ok) std::printf("%s\n", result.compiled.log.c_str());
   std::printf("correct    %s (max abs err %.3g, max rel err %.3g)\n", result.bench.correct ? "yes" : "no",
               result.bench.max_abs_err, result.bench.max_rel_err);
-  if (result.bench.timed)
-    std::printf("time       eager %.3f ms, candidate %.3f ms (median of %zu buckets, spread %.1f%%)\n",
-                result.bench.timing.eager_ms_median, result.bench.timing.candidate_ms_median,
-                result.bench.timing.bucket_speedups.size(), 100 * result.bench.timing.spread);
+  const auto& t = result.bench.timing;
+  if (result.bench.timed) {
+    std::printf("time       eager %.4f ms, candidate %.4f ms (median of %zu buckets, spread %.1f%%)\n",
+                t.eager_ms_median, t.candidate_ms_median, t.bucket_speedups.size(), 100 * t.spread);
+    if (t.graph_ms_median > 0)
+      std::printf("graph      CUDA-graph reference %.4f ms: %.2fx vs graph\n", t.graph_ms_median,
+                  t.speedup_vs_graph);
+  }
   std::printf("verdict    %s", v.outcome.c_str());
   if (v.outcome == "pass") std::printf(", %.2fx vs eager", v.speedup);
+  if (v.outcome == "pass" && t.speedup_vs_graph > 0) std::printf(", %.2fx vs CUDA graph", t.speedup_vs_graph);
   std::printf(" (reward %.3f)\n", v.reward);
   for (const auto& f : v.flags) std::printf("flag       %s\n", f.c_str());
   for (const auto& e : v.evidence) std::printf("evidence   %s\n", e.c_str());

@@ -19,9 +19,11 @@ int main(int argc, char** argv) {
   crucible::cli::eval_args eval;
   auto* e = app.add_subcommand("eval", "compile, check and time one candidate against the eager reference");
   e->add_option("--task", eval.task, "task name (see `crucible tasks`)")->required();
-  e->add_option("--candidate", eval.candidate_path, "candidate source file (.cpp for the CPU target)")
+  e->add_option("--candidate", eval.candidate_path,
+                "candidate source file (.cpp for the CPU target, .cu for CUDA)")
       ->required();
-  e->add_option("--target", eval.target, "cpu")->check(CLI::IsMember({"cpu", "cuda"}));
+  e->add_option("--target", eval.target, "cpu (default) or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
+  e->add_option("--device", eval.device, "CUDA device (default: the config's cuda.devices[0])");
   e->add_option("--tasks-dir", eval.tasks_dir, "task suite directory (default: kernels/tasks)");
   e->add_option("--config", eval.config_path, "config for compiler.* and benchmark.* settings");
   e->add_option("--set", eval.overrides, "override a config key (repeatable)");

@@ -45,7 +45,11 @@ else()
   set(CRUCIBLE_YAML yaml-cpp)
 endif()
 
+# The CUDA target: the eval worker's CUDA side links cudart and cuBLAS (no .cu file is built here;
+# candidates are compiled by nvcc at run time). LibTorch must then be a CUDA build.
 if(CRUCIBLE_CUDA)
-  enable_language(CUDA)
   find_package(CUDAToolkit REQUIRED)
+  if(NOT TARGET torch_cuda AND NOT TORCH_LIBRARIES MATCHES "torch_cuda")
+    message(FATAL_ERROR "CRUCIBLE_CUDA=ON needs a CUDA build of LibTorch (found ${TORCH_LIBRARIES})")
+  endif()
 endif()

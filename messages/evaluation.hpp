@@ -33,13 +33,18 @@ struct timing_summary {
   double spread = 0.0;   ///< coefficient of variation of the bucket speedups
   int32_t trials_per_bucket = 0;
   int32_t reruns = 0;  ///< times the variance gate asked for a re-run
+  /// CUDA only: the same reference captured once as a CUDA graph and replayed, timed in the same trials.
+  std::vector<double> graph_ms;
+  double graph_ms_median = 0.0;
+  double speedup_vs_graph = 0.0;  ///< median of per-bucket graph_ms / candidate_ms (0: no graph baseline)
   MSGPACK_DEFINE_MAP(eager_ms, candidate_ms, bucket_speedups, eager_ms_median, candidate_ms_median, speedup,
-                     spread, trials_per_bucket, reruns);
+                     spread, trials_per_bucket, reruns, graph_ms, graph_ms_median, speedup_vs_graph);
 };
 
 /// The benchmarker's report. status: ok | load_error | crash | timeout | error.
 /// evidence: machine-readable tags the verifier judges ("input_mutated:w", "output_unwritten",
-/// "output_changed_after_return", "threads_left_running", "post_timing_mismatch", "input_independent").
+/// "output_changed_after_return", "threads_left_running", "post_timing_mismatch", "input_independent"; CUDA:
+/// "work_outside_stream", "wall_time_mismatch", "below_roofline").
 struct bench_result {
   std::string candidate_id;
   std::string task;
@@ -49,6 +54,7 @@ struct bench_result {
   double max_abs_err = 0.0;
   double max_rel_err = 0.0;
   double speedup_vs_eager = 0.0;
+  double speedup_vs_graph = 0.0;  ///< CUDA: vs the CUDA-graph replay of the reference (0 on the CPU)
   timing_summary timing;
   std::vector<std::string> evidence;
   std::vector<std::string> notes;  ///< human-readable details behind the evidence
@@ -57,7 +63,7 @@ struct bench_result {
   int32_t attempts = 1;  ///< workers it took (a worker killed under it is retried)
   double wall_s = 0.0;
   MSGPACK_DEFINE_MAP(candidate_id, task, status, correct, timed, max_abs_err, max_rel_err, speedup_vs_eager,
-                     timing, evidence, notes, error, worker, attempts, wall_s);
+                     timing, evidence, notes, error, worker, attempts, wall_s, speedup_vs_graph);
 };
 
 /// How the benchmarker measures (DESIGN.md §5); defaults come from config (benchmark.*).
@@ -85,7 +91,8 @@ struct eval_request {
   task_spec task;
   std::string artifact;  ///< shared object exporting crucible_forward
   eval_options options;
-  MSGPACK_DEFINE_MAP(candidate_id, task, artifact, options);
+  std::string target = "cpu";  ///< cpu | cuda: which side of the worker measures it
+  MSGPACK_DEFINE_MAP(candidate_id, task, artifact, options, target);
 };
 
 /// outcome: pass | incorrect | compile_error | crash | timeout | hack | error | abandoned (the run stopped

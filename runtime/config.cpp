@@ -14,7 +14,7 @@ namespace {
 // Every key of the config, once: its path and a reference to the field. Loading, dumping and the
 // unknown-key check all walk this one list.
 using field_ref = std::variant<std::string*, int64_t*, int32_t*, double*, bool*, std::vector<std::string>*,
-                               std::vector<double>*, std::map<std::string, int64_t>*>;
+                               std::vector<double>*, std::vector<int64_t>*, std::map<std::string, int64_t>*>;
 
 std::vector<std::pair<std::string, field_ref>> fields_of(config& c) {
   return {
@@ -55,6 +55,10 @@ std::vector<std::pair<std::string, field_ref>> fields_of(config& c) {
       {"grpo.max_grad_norm", &c.grpo.max_grad_norm},
       {"grpo.entropy_coef", &c.grpo.entropy_coef},
       {"grpo.epochs", &c.grpo.epochs},
+      {"cuda.arch", &c.cuda.arch},
+      {"cuda.nvcc", &c.cuda.nvcc},
+      {"cuda.cudnn_dir", &c.cuda.cudnn_dir},
+      {"cuda.devices", &c.cuda.devices},
       {"compiler.cxx", &c.compiler.cxx},
       {"compiler.flags", &c.compiler.flags},
       {"compiler.libs", &c.compiler.libs},
@@ -138,6 +142,19 @@ status read_scalar(const YAML::Node& n, const std::string& path, const char* wha
   return {};
 }
 
+template <class E>
+status read_list(const YAML::Node& n, const std::string& path, std::vector<E>* p, const char* what,
+                 const char* each) {
+  if (!n.IsSequence()) return make_error(path + ": expected " + what + ", got " + kind_of(n));
+  p->clear();
+  for (size_t i = 0; i < n.size(); ++i) {
+    E v{};
+    if (auto st = read_scalar(n[i], path + "[" + std::to_string(i) + "]", each, v); !st) return st;
+    p->push_back(v);
+  }
+  return {};
+}
+
 status read_field(const YAML::Node& n, const std::string& path, field_ref ref) {
   struct visitor {
     const YAML::Node& n;
@@ -158,14 +175,10 @@ status read_field(const YAML::Node& n, const std::string& path, field_ref ref) {
       return {};
     }
     status operator()(std::vector<double>* p) {
-      if (!n.IsSequence()) return make_error(path + ": expected a list of numbers, got " + kind_of(n));
-      p->clear();
-      for (size_t i = 0; i < n.size(); ++i) {
-        double v = 0;
-        if (auto st = read_scalar(n[i], path + "[" + std::to_string(i) + "]", "a number", v); !st) return st;
-        p->push_back(v);
-      }
-      return {};
+      return read_list(n, path, p, "a list of numbers", "a number");
+    }
+    status operator()(std::vector<int64_t>* p) {
+      return read_list(n, path, p, "a list of integers", "an integer");
     }
     status operator()(std::map<std::string, int64_t>* p) {
       if (!n.IsMap())
@@ -259,7 +272,12 @@ status validate(const config& c) {
       need(c.dispatch.stage_timeout_s > c.benchmark.worker.timeout_s,
            "dispatch.stage_timeout_s: expected more than benchmark.timeout_s"),
       need(!c.pipeline.empty(), "pipeline: expected at least one stage"),
+      need(c.target != "cuda" || !c.cuda.devices.empty(), "cuda.devices: expected at least one device"),
+      need(c.cuda.arch.rfind("sm_", 0) == 0,
+           "cuda.arch: expected sm_<NN> (e.g. sm_90), got '" + c.cuda.arch + "'"),
   };
+  for (auto d : c.cuda.devices)
+    if (d < 0) return make_error("cuda.devices: expected device indices >= 0");
   for (auto& st : checks)
     if (!st) return st;
   for (size_t i = 1; i < c.replay.bucket_edges.size(); ++i)
@@ -305,6 +323,21 @@ expected<config> parse_config(const std::string& yaml_text, const std::vector<st
     if (auto st = read_field(n, path, ref); !st) return make_error(origin + ": " + st.message());
   }
   if (auto st = validate(c); !st) return make_error(origin + ": " + st.message());
+  if (c.target == "cuda") {
+    // The CUDA target compiles with nvcc: its defaults replace the CPU compiler's, key by key, unless the
+    // file set that key itself.
+    auto cu = kernels::cuda_compiler_defaults(c.cuda.arch, c.cuda.cudnn_dir);
+    if (!c.cuda.nvcc.empty()) cu.cxx = c.cuda.nvcc;
+    c.compiler.target = "cuda";
+    if (!find_path(root, "compiler.cxx").IsDefined()) c.compiler.cxx = cu.cxx;
+    if (!find_path(root, "compiler.flags").IsDefined()) c.compiler.flags = cu.flags;
+    if (!find_path(root, "compiler.libs").IsDefined()) c.compiler.libs = cu.libs;
+    if (!find_path(root, "compiler.memory_mb").IsDefined()) c.compiler.memory_mb = cu.memory_mb;
+    c.compiler.include_dirs = cu.include_dirs;
+    c.compiler.lib_dirs = cu.lib_dirs;
+    // CUDA reserves far more address space than it uses: no RLIMIT_AS on a CUDA worker.
+    if (!find_path(root, "benchmark.memory_mb").IsDefined()) c.benchmark.worker.memory_mb = 0;
+  }
   return c;
 }
 
@@ -334,7 +367,8 @@ std::string to_yaml(const config& c_in) {
             for (const auto& [k, v] : *p) m[k] = v;
             cur[parts.back()] = m;
           } else if constexpr (std::is_same_v<T, std::vector<std::string>> ||
-                               std::is_same_v<T, std::vector<double>>) {
+                               std::is_same_v<T, std::vector<double>> ||
+                               std::is_same_v<T, std::vector<int64_t>>) {
             YAML::Node s(YAML::NodeType::Sequence);
             for (const auto& v : *p) s.push_back(v);
             s.SetStyle(YAML::EmitterStyle::Flow);

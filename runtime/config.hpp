@@ -57,6 +57,15 @@ struct benchmark_section {
   kernels::runner_options runner;
 };
 
+/// The CUDA target (target: cuda). compiler.* then defaults to nvcc (kernels::cuda_compiler_defaults) for
+/// every compiler key the file does not set, and benchmark.memory_mb to 0 (no address-space limit).
+struct cuda_section {
+  std::string arch = "sm_90";  ///< nvcc -arch
+  std::string nvcc;            ///< empty: $CRUCIBLE_NVCC, nvcc on PATH, /usr/local/cuda/bin/nvcc
+  std::string cudnn_dir;       ///< cuDNN's include/ and lib/ (empty: $CRUCIBLE_CUDNN_DIR, or nvcc's own)
+  std::vector<int64_t> devices = {0};  ///< benchmarker i measures on devices[i % size], one worker each
+};
+
 struct dispatch_section {
   int64_t max_attempts = 3;      ///< dispatches of one stage before the candidate is scored as an error
   double stage_timeout_s = 180;  ///< a stage answer slower than this counts as a lost actor
@@ -77,6 +86,7 @@ struct config {
   policies::grpo_config grpo;
   double generator_temperature = 1.0;
   int64_t policy_threads = 1;  ///< LibTorch intra-op threads of the policy (generators and learner)
+  cuda_section cuda;
   kernels::compiler_options compiler;
   benchmark_section benchmark;
   kernels::judge_options verifier;
@@ -92,6 +102,8 @@ expected<config> load_config(const std::string& path, const std::vector<std::str
 
 /// The embedded default (configs/local.yaml compiled into the binary).
 const std::string& embedded_default_config();
+/// configs/gpu.yaml compiled in: what `crucible eval --target cuda` uses without --config.
+const std::string& embedded_gpu_config();
 
 /// The resolved config as YAML (every key), for the run directory and --print-config.
 std::string to_yaml(const config& c);

@@ -108,6 +108,33 @@ std::string join(const std::vector<std::string>& v) {
 
 }  // namespace
 
+std::string find_nvcc() {
+  if (const char* env = std::getenv("CRUCIBLE_NVCC"); env && *env) return env;
+  if (std::string p = find_executable("nvcc"); !p.empty()) return p;
+  if (fs::exists("/usr/local/cuda/bin/nvcc")) return "/usr/local/cuda/bin/nvcc";
+  return {};
+}
+
+compiler_options cuda_compiler_defaults(const std::string& arch, const std::string& cudnn_dir) {
+  compiler_options o;
+  o.target = "cuda";
+  o.cxx = find_nvcc();
+  if (o.cxx.empty()) o.cxx = "nvcc";  // compile_source then says it cannot be run
+  // The shared cudart: a statically linked one would import dlopen, pthread_create and clock_gettime
+  // into every artifact and hide what the candidate itself calls.
+  o.flags = {"-O3", "-std=c++17", "-arch=" + arch, "--cudart=shared", "-Xcompiler", "-fPIC", "-shared"};
+  o.libs = {"-lcublas", "-l:libcudnn.so.9"};
+  std::string dir = cudnn_dir;
+  if (dir.empty())
+    if (const char* env = std::getenv("CRUCIBLE_CUDNN_DIR"); env && *env) dir = env;
+  if (!dir.empty()) {
+    o.include_dirs.push_back(dir + "/include");
+    o.lib_dirs.push_back(dir + "/lib");
+  }
+  o.memory_mb = 8192;
+  return o;
+}
+
 compile_result compile_source(const std::string& candidate_id, const std::string& source,
                               const compiler_options& options) {
   auto t0 = clock_type::now();
@@ -119,10 +146,12 @@ compile_result compile_source(const std::string& candidate_id, const std::string
     return res;
   };
 
-  if (options.target != "cpu") {
-    r.log = "compile_source: target '" + options.target + "' is not supported by this build (only 'cpu')";
+  if (options.target != "cpu" && options.target != "cuda") {
+    r.log = "compile_source: unknown target '" + options.target + "' (expected cpu or cuda)";
     return finish(r);
   }
+  const bool cuda = options.target == "cuda";
+  const std::string source_name = cuda ? "candidate.cu" : "candidate.cpp";
   if (options.cache_dir.empty()) {
     r.log = "compile_source: compiler_options.cache_dir is empty (set compiler.cache_dir)";
     return finish(r);
@@ -149,9 +178,10 @@ compile_result compile_source(const std::string& candidate_id, const std::string
   bool native = false;
   for (const auto& f : options.flags) native |= f.find("=native") != std::string::npos;
   std::string key_material = "crucible-compile-v1\x1e" + source + "\x1e" + options.target + "\x1e" +
-                             join(options.flags) + "\x1e" + join(options.libs) + "\x1e" + *identity + "\x1e" +
-                             read_file(fs::path(include_dir) / "crucible_abi.h") + "\x1e" +
-                             (native ? cpu_identity() : std::string());
+                             join(options.flags) + "\x1e" + join(options.libs) + "\x1e" +
+                             join(options.include_dirs) + "\x1e" + join(options.lib_dirs) + "\x1e" +
+                             *identity + "\x1e" + read_file(fs::path(include_dir) / "crucible_abi.h") +
+                             "\x1e" + (native ? cpu_identity() : std::string());
   std::string key = sha256_hex(key_material);
   fs::path so_path = cache / (key + ".so");
   fs::path fail_path = cache / (key + ".log");
@@ -178,7 +208,7 @@ compile_result compile_source(const std::string& candidate_id, const std::string
   }
   fs::path work(tmpl);
   {
-    std::ofstream out(work / "candidate.cpp", std::ios::binary);
+    std::ofstream out(work / source_name, std::ios::binary);
     out << source;
     if (!out) {
       r.log = "compile_source: cannot write the source to '" + work.string() + "'";
@@ -190,7 +220,12 @@ compile_result compile_source(const std::string& candidate_id, const std::string
   std::vector<std::string> argv = {options.cxx};
   argv.insert(argv.end(), options.flags.begin(), options.flags.end());
   if (!include_dir.empty()) argv.push_back("-I" + include_dir);
-  argv.insert(argv.end(), {"candidate.cpp", "-o", "candidate.so"});
+  for (const auto& d : options.include_dirs) argv.push_back("-I" + d);
+  argv.insert(argv.end(), {source_name, "-o", "candidate.so"});
+  for (const auto& d : options.lib_dirs) {
+    argv.push_back("-L" + d);
+    argv.push_back(cuda ? "-Xlinker=-rpath," + d : "-Wl,-rpath," + d);
+  }
   argv.insert(argv.end(), options.libs.begin(), options.libs.end());
 
   process_limits limits;

@@ -48,6 +48,7 @@ evaluation evaluate_source(const task_spec& task, const std::string& source, con
     req.task = task;
     req.artifact = e.compiled.artifact;
     req.options = config.eval;
+    req.target = config.compiler.target;
     if (runner) {
       e.bench = runner->run(req);
     } else {
@@ -65,8 +66,12 @@ std::string evaluation_json(const evaluation& e) {
   json times = {
       {"eager_ms", t.eager_ms_median},
       {"candidate_ms", t.candidate_ms_median},
+      {"graph_ms", t.graph_ms_median},
       {"buckets",
-       {{"eager_ms", t.eager_ms}, {"candidate_ms", t.candidate_ms}, {"speedups", t.bucket_speedups}}},
+       {{"eager_ms", t.eager_ms},
+        {"candidate_ms", t.candidate_ms},
+        {"graph_ms", t.graph_ms},
+        {"speedups", t.bucket_speedups}}},
       {"trials_per_bucket", t.trials_per_bucket},
       {"spread", t.spread},
       {"reruns", t.reruns},
@@ -90,6 +95,7 @@ std::string evaluation_json(const evaluation& e) {
       {"max_abs_err", e.bench.max_abs_err},
       {"max_rel_err", e.bench.max_rel_err},
       {"speedup_vs_eager", e.bench.speedup_vs_eager},
+      {"speedup_vs_graph", e.bench.speedup_vs_graph},
       {"times", times},
       {"verdict", verdict_json},
       {"evidence", e.bench.evidence},

@@ -36,9 +36,10 @@ struct evaluation {
 evaluation evaluate_source(const task_spec& task, const std::string& source, const evaluation_config& config,
                            bench_runner* runner = nullptr);
 
-/// The evaluation as one JSON object: task, target, compiled, correct, speedup_vs_eager, times {eager_ms,
-/// candidate_ms (medians), buckets, spread, reruns}, verdict {outcome, flags, evidence, reward}, error,
-/// compile_log (plus candidate id, content hash, evidence, notes, worker, attempts and wall times).
+/// The evaluation as one JSON object: task, target, compiled, correct, speedup_vs_eager, speedup_vs_graph
+/// (CUDA), times {eager_ms, candidate_ms (medians), buckets, spread, reruns}, verdict {outcome, flags,
+/// evidence, reward}, error, compile_log (plus candidate id, content hash, evidence, notes, worker, attempts
+/// and wall times).
 std::string evaluation_json(const evaluation& e);
 
 /// Where artifacts are cached when the config names no directory.

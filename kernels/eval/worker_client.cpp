@@ -92,6 +92,7 @@ struct worker_client::impl {
                   : open(opt.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     spawn_spec spec;
     spec.argv = {path};
+    if (opt.device >= 0) spec.argv.insert(spec.argv.end(), {"--device", std::to_string(opt.device)});
     spec.fds = {{0, -1}, {1, log}, {2, log}, {3, req[0]}, {4, resp[1]}};
     spec.limits.memory_mb = opt.memory_mb;
     spec.limits.isolate_network = true;  // candidates have no business on the network
@@ -233,9 +234,15 @@ bench_result worker_client::evaluate(const eval_request& request) {
     r = std::move(*decoded);
     if (r.worker.empty()) r.worker = worker_id;
     // A candidate that left work running in this process may still write anywhere in it: retire the worker.
-    if (has(r.evidence, "threads_left_running") || has(r.evidence, "output_changed_after_return")) {
+    if (has(r.evidence, "threads_left_running") || has(r.evidence, "output_changed_after_return") ||
+        has(r.evidence, "work_outside_stream")) {
       w.stop();
       r.notes.push_back("worker " + worker_id + " retired: the candidate left work running in it");
+    } else if (r.status == "crash" || r.status == "timeout") {
+      // Said by the worker itself: its CUDA context is lost (a sticky error) or a kernel never finished;
+      // the worker exits after answering, and the next request must not find it gone.
+      w.stop();
+      r.notes.push_back("worker " + worker_id + " retired: " + r.status + " reported by the worker");
     }
     return finish(r);
   } catch (const std::exception& e) {
@@ -262,7 +269,12 @@ bench_result bench_runner::run(const eval_request& request, double best_seen_for
       bench_result res = worker_.evaluate(request);
       ++tries;
       ++attempts;
-      if (res.status != "crash" || tries >= std::max(1, options_.max_attempts)) return res;
+      // A crash the worker itself reports (a sticky CUDA error in the candidate's own call) is the
+      // candidate's doing and deterministic; only a worker that died under it earns a second try.
+      const bool reported = std::any_of(res.notes.begin(), res.notes.end(), [](const std::string& n) {
+        return n.find("retired: crash reported by the worker") != std::string::npos;
+      });
+      if (res.status != "crash" || reported || tries >= std::max(1, options_.max_attempts)) return res;
       history.push_back("attempt " + std::to_string(attempts) + ": " + res.error + " [" + res.worker +
                         "]; retried on a fresh worker");
     }

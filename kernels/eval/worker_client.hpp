@@ -18,7 +18,8 @@ struct worker_options {
   std::string worker_path;
   double timeout_s = 30.0;          ///< per evaluation, from the request being sent to the result
   double startup_timeout_s = 60.0;  ///< a fresh worker must be ready (LibTorch loaded) within this
-  int64_t memory_mb = 8192;         ///< address-space limit of the worker
+  int64_t memory_mb = 8192;         ///< address-space limit of the worker (0: none; CUDA needs none)
+  int device = -1;                  ///< CUDA device the worker measures on (-1: a CPU worker)
   std::string log_path;  ///< the worker's stdout/stderr (candidate output lands here); empty: /dev/null
 };
 
@@ -30,7 +31,8 @@ class worker_client {
   worker_client& operator=(const worker_client&) = delete;
 
   /// Evaluates one candidate. Never throws. One call at a time (not thread-safe). A worker in which the
-  /// candidate left threads or deferred writes behind is retired after answering.
+  /// candidate left threads, deferred writes or work on other streams behind, or that reported a crash
+  /// itself (a CUDA context lost to a sticky error), is retired after answering.
   bench_result evaluate(const eval_request& request);
 
   /// Kills the worker (if any); the next evaluate starts a fresh one.

@@ -1,9 +1,6 @@
 #include "kernels/eval_worker/candidate_evaluator.hpp"
 
-#include <dirent.h>
-#include <dlfcn.h>
 #include <fenv.h>
-#include <sys/resource.h>
 #include <unistd.h>
 #if defined(__x86_64__) || defined(__i386__)
 #include <xmmintrin.h>
@@ -14,16 +11,16 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
-#include <numeric>
 #include <random>
 #include <set>
 #include <thread>
 
 #include "kernels/abi/crucible_abi.h"
+#include "kernels/eval/timing_stats.hpp"
+#include "kernels/eval_worker/loaded_candidate.hpp"
+#include "kernels/eval_worker/process_probe.hpp"
 #include "kernels/reference/output_check.hpp"
 #include "kernels/task/chain_shapes.hpp"
-#include "kernels/verify/artifact_imports.hpp"
-#include "messages/content_hash.hpp"
 
 namespace crucible::kernels {
 
@@ -33,46 +30,6 @@ using clock_type = std::chrono::steady_clock;
 
 double ms_between(clock_type::time_point a, clock_type::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
-}
-
-// Threads of this process now (/proc/self/task): a candidate must not leave any behind.
-int thread_count() {
-  DIR* d = opendir("/proc/self/task");
-  if (!d) return -1;
-  int n = 0;
-  while (auto* e = readdir(d))
-    if (e->d_name[0] != '.') ++n;
-  closedir(d);
-  return n;
-}
-
-// Times this thread was preempted so far: a trial during which it was is re-taken, because one time slice
-// lost to another process inflates a sub-millisecond call many times over.
-long involuntary_switches() {
-  rusage u{};
-  getrusage(RUSAGE_THREAD, &u);
-  return u.ru_nivcsw;
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0.0;
-  std::sort(v.begin(), v.end());
-  size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
-}
-
-double mean(const std::vector<double>& v) {
-  return v.empty() ? 0.0 : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
-}
-
-// Coefficient of variation (sample standard deviation over the mean).
-double cv(const std::vector<double>& v) {
-  if (v.size() < 2) return 0.0;
-  double m = mean(v);
-  if (m == 0.0) return 0.0;
-  double ss = 0.0;
-  for (double x : v) ss += (x - m) * (x - m);
-  return std::sqrt(ss / static_cast<double>(v.size() - 1)) / std::abs(m);
 }
 
 std::string fmt(double v) {
@@ -105,48 +62,6 @@ struct fp_state {
     _mm_setcsr((_mm_getcsr() & 0x3Fu) | mxcsr_control);
 #endif
   }
-};
-
-// One dlopen'ed candidate. dlclose on destruction unless the candidate left threads running in its code
-// (unmapping it under them would crash the worker on the next candidate instead of this one).
-class loaded_candidate {
- public:
-  loaded_candidate() = default;
-  loaded_candidate(const loaded_candidate&) = delete;
-  loaded_candidate& operator=(const loaded_candidate&) = delete;
-  ~loaded_candidate() {
-    if (handle_ && !leak_) dlclose(handle_);
-  }
-  std::string open(const std::string& path, bool from_copy, const std::string& copy_path) {
-    std::string load_path = path;
-    if (from_copy) {
-      // The same path again could be served by a still-mapped earlier instance with its static state (a
-      // library with thread_local destructors is never unloaded): load a private copy instead.
-      std::error_code ec;
-      std::filesystem::copy_file(path, copy_path, std::filesystem::copy_options::overwrite_existing, ec);
-      if (ec) return "cannot copy artifact '" + path + "': " + ec.message();
-      load_path = copy_path;
-    }
-    dlerror();
-    handle_ = dlopen(load_path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    // The mapping outlives the name: remove the copy now, so a worker killed mid-evaluation leaves none.
-    if (from_copy) unlink(copy_path.c_str());
-    if (!handle_) {
-      const char* e = dlerror();
-      return std::string("dlopen failed: ") + (e ? e : "unknown error");
-    }
-    dlerror();
-    fn_ = reinterpret_cast<crucible_forward_fn>(dlsym(handle_, "crucible_forward"));
-    if (!fn_) return "the artifact does not export crucible_forward (declare it extern \"C\")";
-    return {};
-  }
-  crucible_forward_fn fn() const { return fn_; }
-  void leak() { leak_ = true; }
-
- private:
-  void* handle_ = nullptr;
-  crucible_forward_fn fn_ = nullptr;
-  bool leak_ = false;
 };
 
 struct call_result {
@@ -546,18 +461,6 @@ std::string host_name() {
 
 candidate_evaluator::candidate_evaluator() : worker_id_(host_name() + ":" + std::to_string(getpid())) {}
 
-expected<const reference_executor*> candidate_evaluator::reference_for(const task_spec& task) {
-  msgpack::sbuffer buf;
-  msgpack::pack(buf, task);
-  std::string key = task.name + "#" + short_hash(std::string_view(buf.data(), buf.size()));
-  if (auto it = references_.find(key); it != references_.end()) return it->second.get();
-  auto created = reference_executor::create(task);
-  if (!created) return created.err();
-  if (references_.size() >= 64) references_.clear();  // a worker sees a handful of tasks; bound it anyway
-  auto [it, _] = references_.emplace(key, std::make_unique<reference_executor>(std::move(*created)));
-  return it->second.get();
-}
-
 bench_result candidate_evaluator::evaluate(const eval_request& req) {
   auto t0 = clock_type::now();
   bench_result r;
@@ -570,7 +473,7 @@ bench_result candidate_evaluator::evaluate(const eval_request& req) {
   };
   double reference_ms = 0, load_ms = 0;
   try {
-    auto ref = reference_for(req.task);
+    auto ref = references_.get(req.task);
     auto t_ref = clock_type::now();
     reference_ms = ms_between(t0, t_ref);
     if (!ref) {
@@ -581,25 +484,10 @@ bench_result candidate_evaluator::evaluate(const eval_request& req) {
     set_reference_threads(std::max(1, req.options.threads));
 
     loaded_candidate lib;
-    int n = loads_[req.artifact]++;
-    std::error_code tmp_ec;
-    auto tmp = std::filesystem::temp_directory_path(tmp_ec);
-    std::string copy_path = (tmp_ec ? std::filesystem::path("/tmp") : tmp).string() + "/crucible-worker-" +
-                            std::to_string(getpid()) + "-" + std::to_string(n) + ".so";
-    if (std::string err = lib.open(req.artifact, n > 0, copy_path); !err.empty()) {
+    if (std::string err = load_candidate(lib, req.artifact, loads_, r); !err.empty()) {
       r.status = "load_error";
       r.error = err;
       return done();
-    }
-    // What the artifact calls outside itself, whatever its source looks like.
-    if (auto imports = imported_symbols(req.artifact)) {
-      for (const auto& tag : suspicious_imports(*imports))
-        if (std::find(r.evidence.begin(), r.evidence.end(), tag) == r.evidence.end()) {
-          r.evidence.push_back(tag);
-          r.notes.push_back(tag + ": the artifact imports " + tag.substr(tag.find(':') + 1));
-        }
-    } else {
-      r.notes.push_back("imports not inspected: " + imports.message());
     }
     if (req.options.timing && req.options.flush_cache && !flusher_)
       flusher_ = std::make_unique<cache_flusher>();

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "kernels/eval_worker/cache_flusher.hpp"
+#include "kernels/eval_worker/reference_cache.hpp"
 #include "kernels/reference/reference_executor.hpp"
 #include "messages/evaluation.hpp"
 
@@ -25,9 +26,7 @@ class candidate_evaluator {
   const std::string& worker_id() const { return worker_id_; }
 
  private:
-  expected<const reference_executor*> reference_for(const task_spec& task);
-
-  std::map<std::string, std::unique_ptr<reference_executor>> references_;  // by task name + spec hash
+  reference_cache references_;
   std::map<std::string, int> loads_;  // artifact path -> times loaded (a reload is loaded from a copy)
   std::unique_ptr<cache_flusher> flusher_;
   std::string worker_id_;

@@ -11,10 +11,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 
 #include "kernels/eval/frame_io.hpp"
 #include "kernels/eval_worker/candidate_evaluator.hpp"
+#ifdef CRUCIBLE_WITH_CUDA
+#include "kernels/eval_worker/cuda/cuda_evaluator.hpp"
+#endif
 #include "messages/envelope.hpp"
 
 namespace {
@@ -23,9 +27,10 @@ constexpr const char* worker_name = "eval_worker";
 
 int usage() {
   std::fprintf(stderr,
-               "usage: crucible-eval-worker [--in-fd N] [--out-fd N]\n"
+               "usage: crucible-eval-worker [--in-fd N] [--out-fd N] [--device N]\n"
                "Speaks length-prefixed msgpack envelopes: eval_request in (default fd 3), bench_result out "
-               "(default fd 4). Started by the benchmarker's worker client, not by hand.\n");
+               "(default fd 4). --device: the CUDA device for target cuda requests (builds with "
+               "CRUCIBLE_CUDA). Started by the benchmarker's worker client, not by hand.\n");
   return 2;
 }
 
@@ -43,11 +48,13 @@ crucible::bench_result error_result(const std::string& message) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int in_fd = 3, out_fd = 4;
+  int in_fd = 3, out_fd = 4, device = -1;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if ((a == "--in-fd" || a == "--out-fd") && i + 1 < argc) {
       (a == "--in-fd" ? in_fd : out_fd) = std::atoi(argv[++i]);
+    } else if (a == "--device" && i + 1 < argc) {
+      device = std::atoi(argv[++i]);
     } else {
       return usage();
     }
@@ -71,6 +78,14 @@ int main(int argc, char** argv) {
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
 
   crucible::kernels::candidate_evaluator evaluator;
+#ifdef CRUCIBLE_WITH_CUDA
+  // The device is bound before "ready", so CUDA's start-up is not charged to the first candidate.
+  std::unique_ptr<crucible::kernels::cuda_evaluator> gpu;
+  if (device >= 0) {
+    gpu = std::make_unique<crucible::kernels::cuda_evaluator>(device);
+    std::fprintf(stderr, "crucible-eval-worker: %s\n", gpu->describe().c_str());
+  }
+#endif
   // Ready: the client starts the per-evaluation deadline only now, so loading LibTorch on a busy machine
   // is not charged to the first candidate.
   crucible::bench_result ready;
@@ -90,8 +105,27 @@ int main(int argc, char** argv) {
       if (!reply(out_fd, error_result("malformed request: " + request.message()))) return 4;
       continue;
     }
-    auto result = evaluator.evaluate(*request);
+    crucible::bench_result result;
+    bool leave = false;
+    if (request->target == "cuda") {
+#ifdef CRUCIBLE_WITH_CUDA
+      if (!gpu) gpu = std::make_unique<crucible::kernels::cuda_evaluator>(device < 0 ? 0 : device);
+      result = gpu->evaluate(*request, evaluator.worker_id());
+      leave = gpu->must_exit();
+#else
+      result =
+          error_result("target cuda: this worker was built without CUDA (configure with -DCRUCIBLE_CUDA=ON)");
+      result.candidate_id = request->candidate_id;
+      result.task = request->task.name;
+#endif
+    } else if (request->target == "cpu" || request->target.empty()) {
+      result = evaluator.evaluate(*request);
+    } else {
+      result = error_result("unknown target '" + request->target + "' (expected cpu or cuda)");
+    }
     std::fflush(nullptr);  // candidate output lands in the log before the next request's
     if (!reply(out_fd, result)) return 4;
+    // A lost CUDA context (or a kernel that never ends) cannot be recovered in this process.
+    if (leave) std::_Exit(5);
   }
 }

@@ -59,7 +59,12 @@ std::vector<std::string> suspicious_imports(const std::vector<std::string>& impo
   static const std::vector<std::pair<const char*, std::set<std::string>>> exact = {
       {"spawns_thread", {"pthread_create", "thrd_create", "fork", "vfork", "clone", "clone3"}},
       {"reads_clock",
-       {"clock_gettime", "gettimeofday", "time", "clock", "timespec_get", "ftime", "clock_getres"}},
+       {"clock_gettime", "gettimeofday", "time", "clock", "timespec_get", "ftime", "clock_getres",
+        "cudaEventElapsedTime", "cuEventElapsedTime"}},
+      // CUDA: work on a stream of its own escapes the caller's stream (and its events).
+      {"creates_stream",
+       {"cudaStreamCreate", "cudaStreamCreateWithFlags", "cudaStreamCreateWithPriority", "cuStreamCreate",
+        "cuStreamCreateWithPriority"}},
       {"dynamic_loading",
        {"dlopen", "dlmopen", "dlsym", "dlvsym", "dladdr", "dladdr1", "dlinfo", "dl_iterate_phdr"}},
       {"system_call",

@@ -153,7 +153,14 @@ const std::vector<pattern>& patterns() {
         {"reads_clock", re(R"(\b(clock_gettime|gettimeofday|timespec_get|ftime|clock_getres)\b)"), false},
         {"reads_clock", re(R"(\b(__rdtscp?|_?rdtscp?|__builtin_ia32_rdtscp?|__builtin_readcyclecounter)\b)"),
          false},
-        {"reads_clock", re(R"(\bclock\s*\(\s*\))"), false},
+        {"reads_clock", re(R"(\b(clock|clock64)\s*\(\s*\))"), false},
+        {"reads_clock", re(R"(\b(cudaEventElapsedTime|cuEventElapsedTime)\b)"), false},
+        {"reads_clock", re(R"(%globaltimer|%clock64?\b)"), true},
+        // CUDA: work on a stream of the candidate's own escapes the caller's stream and its events.
+        {"creates_stream", re(R"(\b(cudaStreamCreate\w*|cuStreamCreate\w*)\s*\()"), false},
+        // CUDA: device globals outlive the call (a place to cache results); __shared__ and __constant__
+        // tables do not.
+        {"static_state", re(R"(\b__(device|managed)__\b[^(]*(;|=|\[))"), false},
         {"reads_clock", re(R"(\btime\s*\(\s*(NULL|nullptr|0|&))"), false},
         {"reads_clock", re(R"(\b(asm|__asm__|__asm)\b.*\brdtscp?\b)"), true},
         {"calls_reference", re(R"(\b(at|torch|c10|caffe2|aten)\s*::)"), false},
@@ -180,9 +187,9 @@ const std::vector<pattern>& patterns() {
 }
 
 const std::vector<std::string>& flag_order() {
-  static const std::vector<std::string> order = {"spawns_thread",   "reads_clock",     "static_state",
-                                                 "calls_reference", "dynamic_loading", "system_call",
-                                                 "file_access"};
+  static const std::vector<std::string> order = {"spawns_thread", "creates_stream",  "reads_clock",
+                                                 "static_state",  "calls_reference", "dynamic_loading",
+                                                 "system_call",   "file_access"};
   return order;
 }
 
@@ -220,6 +227,14 @@ bool is_function_decl(const std::string& decl) {
   return !std::regex_search(d, fn_ptr);
 }
 
+// CUDA library handles and descriptors (cuDNN, cuBLAS, cuBLASLt) are set-up state, not results: a
+// candidate may keep them across calls (creating a cuDNN handle per call costs milliseconds).
+bool library_handle(const std::string& stmt) {
+  static const std::regex re(
+      R"(^(static\s+)?(cudnnHandle_t|cublasHandle_t|cublasLtHandle_t|cudnn\w*(Descriptor|Algo\w*)_t|cublasLt\w*_t)\s+\w+\s*(=\s*(nullptr|NULL|0|\{\s*\}))?\s*$)");
+  return std::regex_search(trim(stmt), re);
+}
+
 // A definition of a mutable variable at namespace scope.
 bool is_global_mutable(const std::string& stmt) {
   std::string s = trim(stmt);
@@ -232,14 +247,14 @@ bool is_global_mutable(const std::string& stmt) {
     static const std::regex var(R"(^(struct|class|union)\s+\w+\s+\w+)");
     if (std::regex_search(s, fwd) || !std::regex_search(s, var)) return false;
   }
-  if (const_like(s) || is_function_decl(s)) return false;
+  if (const_like(s) || is_function_decl(s) || library_handle(s)) return false;
   static const std::regex two_tokens(R"([\w:>*&\]]\s*[*&]?\s*\b\w+\s*(\[|=|\{|$))");
   return std::regex_search(drop_template_args(s), two_tokens);
 }
 
 bool is_static_mutable(const std::string& stmt) {
   static const std::regex st(R"(\b(static|thread_local)\b)");
-  return std::regex_search(stmt, st) && !const_like(stmt);
+  return std::regex_search(stmt, st) && !const_like(stmt) && !library_handle(stmt);
 }
 
 // Mutable state that outlives a call: namespace-scope variables, static locals, static data members.

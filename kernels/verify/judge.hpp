@@ -14,7 +14,8 @@ struct judge_options {
   double max_believed_speedup = 1e4;
 };
 
-/// Static source checks: flags such as "spawns_thread", "reads_clock", "static_state", "calls_reference",
+/// Static source checks: flags such as "spawns_thread", "creates_stream" (CUDA), "reads_clock", "static_state"
+/// (incl. CUDA __device__/__managed__ globals; library handles are allowed), "calls_reference",
 /// "dynamic_loading", "system_call", "file_access" with the line that triggered each (as "flag: line N:
 /// text", at most three lines per flag). Comments and string literals are not code; static functions and
 /// const/constexpr tables are not state. A scan can be dodged (macros, token pasting): the worker also

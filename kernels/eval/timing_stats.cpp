@@ -1,0 +1,56 @@
+#include "kernels/eval/timing_stats.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace crucible::kernels {
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+}
+
+double mean(const std::vector<double>& v) {
+  return v.empty() ? 0.0 : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+}
+
+double cv(const std::vector<double>& v) {
+  if (v.size() < 2) return 0.0;
+  double m = mean(v);
+  if (m == 0.0) return 0.0;
+  double ss = 0.0;
+  for (double x : v) ss += (x - m) * (x - m);
+  return std::sqrt(ss / static_cast<double>(v.size() - 1)) / std::abs(m);
+}
+
+bool outside_stream(const call_clocks& c, const clock_check& k) {
+  return c.device_tail_ms > k.tail_abs_ms + k.tail_rel * c.event_ms;
+}
+
+double charged_ms(const call_clocks& c, const clock_check& k) {
+  if (!outside_stream(c, k)) return c.event_ms;
+  return std::max(c.event_ms, c.wall_ms - k.null_wall_ms);
+}
+
+bool wall_exceeds_events(const std::vector<call_clocks>& calls, const clock_check& k) {
+  if (calls.empty()) return false;
+  std::vector<double> wall, event;
+  for (const auto& c : calls) {
+    wall.push_back(std::max(0.0, c.wall_ms - k.null_wall_ms));
+    event.push_back(c.event_ms);
+  }
+  double w = median(wall), e = median(event);
+  return w > k.wall_rel * e && w - e > k.wall_abs_ms;
+}
+
+double roofline_ms(double bytes, double flops, double peak_bytes_per_s, double peak_flops_per_s) {
+  double t = 0.0;
+  if (peak_bytes_per_s > 0) t = std::max(t, bytes / peak_bytes_per_s);
+  if (peak_flops_per_s > 0) t = std::max(t, flops / peak_flops_per_s);
+  return t * 1e3;
+}
+
+}  // namespace crucible::kernels

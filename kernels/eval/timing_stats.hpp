@@ -1,0 +1,48 @@
+#pragma once
+// The arithmetic of the timing protocol (DESIGN.md §5), shared by the CPU and CUDA sides of the eval worker
+// and testable without either: summaries of trials and buckets, and the cross-check of a CUDA call's clocks
+// (stream events against host wall time against a device-wide synchronize).
+#include <vector>
+
+namespace crucible::kernels {
+
+double median(std::vector<double> v);
+double mean(const std::vector<double>& v);
+/// Coefficient of variation (sample standard deviation over the mean); 0 for fewer than two values.
+double cv(const std::vector<double>& v);
+
+/// The clocks of one timed CUDA call. The host takes t0 just before the call, then records an event on
+/// the candidate's stream, waits for that stream (t_stream) and then for the whole device (t_device).
+struct call_clocks {
+  double event_ms = 0.0;        ///< between the events recorded around the call on ctx->stream
+  double wall_ms = 0.0;         ///< host: t_device - t0
+  double device_tail_ms = 0.0;  ///< host: t_device - t_stream, work the device still had after our stream
+};
+
+/// Thresholds of the cross-check. `null_wall_ms` is the wall time of an empty timed region on this
+/// worker (event records and both synchronizes, no work), measured when the worker starts timing.
+struct clock_check {
+  double null_wall_ms = 0.0;
+  double tail_abs_ms = 0.02;  ///< a device tail above tail_abs_ms + tail_rel * event_ms is outside work
+  double tail_rel = 0.05;
+  double wall_rel = 1.3;      ///< median wall (less the null region) above wall_rel * median event ...
+  double wall_abs_ms = 0.03;  ///< ... and above it by wall_abs_ms: the events miss part of the work
+};
+
+/// True when the device was still busy after the call's stream had finished: work on another stream (or
+/// the legacy default stream) that outlived the call.
+bool outside_stream(const call_clocks& c, const clock_check& k);
+
+/// The milliseconds a call is charged: its event time, or, when work escaped the stream, the host's
+/// device-wide figure (wall less the empty region), whichever is larger. All work counts.
+double charged_ms(const call_clocks& c, const clock_check& k);
+
+/// True when, over a set of calls, the host saw materially more time than the stream events did.
+bool wall_exceeds_events(const std::vector<call_clocks>& calls, const clock_check& k);
+
+/// The least time a call can take on a device: every input read and the output written once at peak
+/// bandwidth, or its FLOPs at peak throughput, whichever is larger (the roofline bound). 0 when the
+/// peaks are unknown.
+double roofline_ms(double bytes, double flops, double peak_bytes_per_s, double peak_flops_per_s);
+
+}  // namespace crucible::kernels

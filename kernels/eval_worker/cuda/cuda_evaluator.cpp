@@ -1,0 +1,868 @@
+#include "kernels/eval_worker/cuda/cuda_evaluator.hpp"
+
+#include <ATen/ATen.h>
+#include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <random>
+#include <stdexcept>
+#include <thread>
+
+#include "kernels/abi/crucible_abi.h"
+#include "kernels/eval/timing_stats.hpp"
+#include "kernels/eval_worker/loaded_candidate.hpp"
+#include "kernels/eval_worker/process_probe.hpp"
+#include "kernels/eval_worker/reference_cache.hpp"
+#include "kernels/reference/output_check.hpp"
+#include "kernels/task/chain_shapes.hpp"
+#include "kernels/task/op_catalog.hpp"
+
+namespace crucible::kernels {
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+double ms_between(clock_type::time_point a, clock_type::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+std::string fmt(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.4g", v);
+  return buf;
+}
+
+// A correctness call still running after this long never finishes as far as the worker is concerned.
+constexpr double call_deadline_s = 10.0;
+
+// Errors after which the context is unusable: every later CUDA call in this process fails.
+bool sticky(cudaError_t e) {
+  switch (e) {
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchFailure:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorInvalidAddressSpace:
+    case cudaErrorInvalidPc:
+    case cudaErrorHardwareStackError:
+    case cudaErrorAssert:
+    case cudaErrorLaunchTimeout:
+    case cudaErrorECCUncorrectable:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::string error_text(cudaError_t e) {
+  return "CUDA error " + std::to_string(static_cast<int>(e)) + " (" + cudaGetErrorName(e) +
+         "): " + cudaGetErrorString(e);
+}
+
+// Thrown when the context is lost (status crash) or a kernel never finished (status timeout); the worker
+// answers and exits.
+struct cuda_fault : std::runtime_error {
+  std::string status;
+  cuda_fault(std::string st, const std::string& what) : std::runtime_error(what), status(std::move(st)) {}
+};
+
+// Whether the context survived an error: a sticky error shows again at the next synchronize.
+[[noreturn]] void fail_sticky(cudaError_t e, const std::string& where) {
+  throw cuda_fault("crash", error_text(e) + " " + where + "; the CUDA context is lost");
+}
+
+void check_api(cudaError_t e, const char* what) {
+  if (e == cudaSuccess) return;
+  if (sticky(e)) fail_sticky(e, std::string("in ") + what);
+  throw std::runtime_error(error_text(e) + " in " + what);
+}
+
+at::ScalarType scalar_type(const std::string& dtype) {
+  if (dtype == "float32") return at::kFloat;
+  if (dtype == "float16") return at::kHalf;
+  if (dtype == "bfloat16") return at::kBFloat16;
+  if (dtype == "float64") return at::kDouble;
+  if (dtype == "int32") return at::kInt;
+  if (dtype == "int64") return at::kLong;
+  if (dtype == "bool") return at::kBool;
+  throw std::invalid_argument("unsupported dtype '" + dtype + "'");
+}
+
+cru_tensor view_of(const at::Tensor& t) {
+  cru_tensor v{};
+  v.data = t.data_ptr();
+  v.dtype = dtype_code(t.scalar_type() == at::kFloat      ? "float32"
+                       : t.scalar_type() == at::kHalf     ? "float16"
+                       : t.scalar_type() == at::kBFloat16 ? "bfloat16"
+                       : t.scalar_type() == at::kDouble   ? "float64"
+                       : t.scalar_type() == at::kInt      ? "int32"
+                       : t.scalar_type() == at::kLong     ? "int64"
+                                                          : "bool");
+  v.ndim = static_cast<int32_t>(t.dim());
+  for (int64_t d = 0; d < t.dim() && d < 8; ++d) {
+    v.shape[d] = t.size(d);
+    v.stride[d] = t.stride(d);
+  }
+  return v;
+}
+
+std::vector<cru_tensor> views_of(const std::vector<at::Tensor>& ts) {
+  std::vector<cru_tensor> v;
+  v.reserve(ts.size());
+  for (const auto& t : ts) v.push_back(view_of(t));
+  return v;
+}
+
+}  // namespace
+
+struct cuda_evaluator::impl {
+  int device = 0;
+  std::string init_error;
+  bool must_exit = false;
+  std::optional<c10::cuda::CUDAStream> stream_holder;
+  cudaStream_t stream = nullptr;
+  cublasHandle_t blas = nullptr;
+  cudaEvent_t ev0 = nullptr, ev1 = nullptr;
+  at::Tensor flush_buf;
+  uint64_t flush_round = 0;
+  double peak_bytes_per_s = 0.0;
+  std::string name;
+  int sms = 0;
+  size_t l2_bytes = 0;
+  reference_cache references;
+  std::map<std::string, int> loads;
+
+  at::TensorOptions options(const std::string& dtype) const {
+    return at::TensorOptions().dtype(scalar_type(dtype)).device(at::kCUDA, device);
+  }
+};
+
+cuda_evaluator::cuda_evaluator(int device) : impl_(std::make_unique<impl>()) {
+  auto& m = *impl_;
+  m.device = device;
+  int count = 0;
+  cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess || count == 0) {
+    m.init_error = e != cudaSuccess ? error_text(e) : "no CUDA device";
+    return;
+  }
+  if (device < 0 || device >= count) {
+    m.init_error =
+        "device " + std::to_string(device) + " does not exist (" + std::to_string(count) + " found)";
+    return;
+  }
+  try {
+    check_api(cudaSetDevice(device), "cudaSetDevice");
+    cudaDeviceProp prop{};
+    check_api(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
+    m.name = prop.name;
+    m.sms = prop.multiProcessorCount;
+    int clock_khz = 0, bus_bits = 0, l2 = 0;
+    cudaDeviceGetAttribute(&clock_khz, cudaDevAttrMemoryClockRate, device);
+    cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, device);
+    cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device);
+    m.l2_bytes = static_cast<size_t>(std::max(l2, 0));
+    m.peak_bytes_per_s = 2.0 * clock_khz * 1e3 * bus_bits / 8.0;  // double data rate
+    m.stream_holder =
+        c10::cuda::getStreamFromPool(/*isHighPriority=*/false, static_cast<c10::DeviceIndex>(device));
+    m.stream = m.stream_holder->stream();
+    if (cublasCreate(&m.blas) != CUBLAS_STATUS_SUCCESS) throw std::runtime_error("cublasCreate failed");
+    cublasSetStream(m.blas, m.stream);
+    // Candidates compute in float32 unless they ask cuBLAS otherwise themselves (no TF32 by default).
+    cublasSetMathMode(m.blas, CUBLAS_DEFAULT_MATH);
+    check_api(cudaEventCreate(&m.ev0), "cudaEventCreate");
+    check_api(cudaEventCreate(&m.ev1), "cudaEventCreate");
+    // Twice the L2, written before every timed call, evicts whatever the previous call left there.
+    int64_t flush = static_cast<int64_t>(std::max<size_t>(2 * m.l2_bytes, size_t{64} << 20));
+    m.flush_buf = at::empty({flush}, at::TensorOptions().dtype(at::kByte).device(at::kCUDA, device));
+    set_reference_strict_fp32();
+  } catch (const std::exception& ex) {
+    m.init_error = ex.what();
+  }
+}
+
+cuda_evaluator::~cuda_evaluator() {
+  auto& m = *impl_;
+  if (m.must_exit) return;  // a lost context: nothing can be released cleanly
+  if (m.blas) cublasDestroy(m.blas);
+  if (m.ev0) cudaEventDestroy(m.ev0);
+  if (m.ev1) cudaEventDestroy(m.ev1);
+}
+
+const std::string& cuda_evaluator::init_error() const {
+  return impl_->init_error;
+}
+bool cuda_evaluator::must_exit() const {
+  return impl_->must_exit;
+}
+
+std::string cuda_evaluator::describe() const {
+  const auto& m = *impl_;
+  if (!m.init_error.empty()) return "no usable CUDA device: " + m.init_error;
+  return m.name + ", " + std::to_string(m.sms) + " SMs, L2 " + std::to_string(m.l2_bytes >> 20) + " MiB, " +
+         fmt(m.peak_bytes_per_s / 1e12) + " TB/s";
+}
+
+namespace {
+
+// One input set on the device.
+struct device_set {
+  std::vector<at::Tensor> inputs;
+  at::Tensor out;
+  at::Tensor want;                             // the reference's output for these inputs
+  std::unique_ptr<at::cuda::CUDAGraph> graph;  // the reference captured on these inputs
+};
+
+struct call_result {
+  bool ok = false;
+  std::string error;  ///< non-zero return, exception, or a non-sticky CUDA error
+  call_clocks clocks;
+  host_tensor at_stream_end;  ///< the output as the stream left it (correctness calls only)
+};
+
+class cuda_session {
+ public:
+  cuda_session(const eval_request& req, const reference_executor& ref, crucible_forward_fn fn,
+               cuda_evaluator::impl& m, bench_result& out)
+      : req_(req), opt_(req.options), ref_(ref), fn_(fn), m_(m), r_(out) {
+    atol_ = task_atol(req.task);
+    rtol_ = task_rtol(req.task);
+    std::random_device rd;
+    base_seed_ = (uint64_t{rd()} << 32) ^ rd();
+    rng_.seed(static_cast<uint32_t>(base_seed_ ^ (base_seed_ >> 32)));
+    // Workspace for the candidate's intermediates: generous, so emitted code rarely allocates.
+    int64_t io_bytes = 0;
+    for (const auto& in : req.task.inputs) io_bytes += numel(in.shape) * dtype_size(in.dtype);
+    io_bytes += numel(ref.output_shape()) * dtype_size(ref.output_dtype());
+    io_bytes_ = io_bytes;
+    int64_t ws = std::max<int64_t>(int64_t{256} << 20, 8 * io_bytes);
+    workspace_ = at::empty({ws}, at::TensorOptions().dtype(at::kByte).device(at::kCUDA, m.device));
+    ctx_.abi_version = CRUCIBLE_ABI_VERSION;
+    ctx_.device = m.device;
+    ctx_.stream = m.stream;
+    ctx_.workspace = workspace_.data_ptr();
+    ctx_.workspace_bytes = static_cast<size_t>(ws);
+    ctx_.blas = m.blas;
+  }
+
+  double correctness_ms = 0, timing_ms = 0, post_timing_ms = 0, setup_ms = 0;
+  bool leaked() const { return leaked_; }
+
+  void run() {
+    r_.notes.push_back("seed base " + std::to_string(base_seed_));
+    auto t0 = clock_type::now();
+    correctness();
+    auto t1 = clock_type::now();
+    correctness_ms = ms_between(t0, t1);
+    if (!opt_.timing) return;
+    if (escaped_only()) {
+      r_.notes.push_back(
+          "timed despite the evidence: its work escaped the stream but the output was right "
+          "once the device was idle; its time is charged from the device-wide clock");
+    } else if (!r_.correct || !r_.evidence.empty() || !r_.error.empty()) {
+      r_.notes.push_back("timing skipped: " + std::string(!r_.correct         ? "incorrect"
+                                                          : !r_.error.empty() ? "call failed"
+                                                                              : "hack evidence"));
+      return;
+    }
+    timing();
+    auto t2 = clock_type::now();
+    timing_ms = ms_between(t1, t2);
+    if (r_.error.empty()) post_timing();
+    post_timing_ms = ms_between(t2, clock_type::now());
+  }
+
+ private:
+  // The one hack whose cost is still worth measuring (so the report shows what hiding it would have
+  // gained): work on another stream that produced the right output, late.
+  bool escaped_only() const {
+    if (!r_.error.empty() || !right_after_device_) return false;
+    bool outside = false;
+    for (const auto& tag : r_.evidence) {
+      if (tag == "work_outside_stream")
+        outside = true;
+      else if (tag != "output_changed_after_return" && tag != "output_unwritten" &&
+               tag.rfind("creates_stream:", 0) != 0)
+        return false;
+    }
+    return outside;
+  }
+
+  void evidence(const std::string& tag, const std::string& note) {
+    if (std::find(r_.evidence.begin(), r_.evidence.end(), tag) == r_.evidence.end()) {
+      r_.evidence.push_back(tag);
+      r_.notes.push_back(tag + ": " + note);
+    }
+  }
+
+  at::Tensor alloc(const std::string& dtype, const std::vector<int64_t>& shape) {
+    return at::empty(shape, m_.options(dtype));
+  }
+
+  std::vector<at::Tensor> make_inputs(uint64_t seed, input_variant variant) {
+    std::vector<at::Tensor> in;
+    for (const auto& spec : req_.task.inputs) in.push_back(alloc(spec.dtype, spec.shape));
+    ref_.fill_inputs(views_of(in), seed, variant, m_.device);
+    return in;
+  }
+
+  at::Tensor make_output() { return alloc(ref_.output_dtype(), ref_.output_shape()); }
+
+  static std::vector<at::Tensor> clone_all(const std::vector<at::Tensor>& v) {
+    std::vector<at::Tensor> out;
+    for (const auto& t : v) out.push_back(t.clone());
+    return out;
+  }
+
+  // The poison pattern of output_check (a NaN payload arithmetic never makes), written on the device.
+  void poison_device(at::Tensor& t) {
+    const int64_t n = t.numel();
+    if (n == 0) return;
+    const auto sz = t.element_size();
+    auto o = at::TensorOptions().device(at::kCUDA, m_.device);
+    if (sz == 4)
+      at::from_blob(t.data_ptr(), {n}, o.dtype(at::kInt)).fill_(static_cast<int32_t>(0x7fc0deadu));
+    else if (sz == 2)
+      at::from_blob(t.data_ptr(), {n}, o.dtype(at::kShort)).fill_(static_cast<int16_t>(0x7fda));
+    else if (sz == 8)
+      at::from_blob(t.data_ptr(), {n}, o.dtype(at::kLong)).fill_(static_cast<int64_t>(0x7ff80000deaddeadull));
+    else
+      check_api(cudaMemsetAsync(t.data_ptr(), 0xa5, t.nbytes(), m_.stream), "cudaMemsetAsync");
+  }
+
+  host_tensor to_host(const at::Tensor& t) {
+    host_tensor h(ref_.output_dtype(), t.sizes().vec());
+    if (h.bytes() > 0) {
+      check_api(cudaMemcpyAsync(h.data(), t.data_ptr(), h.bytes(), cudaMemcpyDeviceToHost, m_.stream),
+                "cudaMemcpyAsync");
+      check_api(cudaStreamSynchronize(m_.stream), "cudaStreamSynchronize");
+    }
+    return h;
+  }
+
+  void flush() {
+    if (!opt_.flush_cache) return;
+    check_api(cudaMemsetAsync(m_.flush_buf.data_ptr(), static_cast<int>(++m_.flush_round & 0xff),
+                              m_.flush_buf.nbytes(), m_.stream),
+              "cudaMemsetAsync (L2 flush)");
+    check_api(cudaStreamSynchronize(m_.stream), "cudaStreamSynchronize");
+  }
+
+  // Waits for the stream; with a deadline, by polling, so a kernel that never ends is a verdict here
+  // rather than the client's timeout.
+  cudaError_t wait_stream(bool deadline) {
+    if (!deadline) return cudaStreamSynchronize(m_.stream);
+    auto t0 = clock_type::now();
+    for (;;) {
+      cudaError_t e = cudaStreamQuery(m_.stream);
+      if (e != cudaErrorNotReady) return e;
+      if (ms_between(t0, clock_type::now()) > call_deadline_s * 1e3)
+        throw cuda_fault("timeout", "a kernel of the candidate was still running " + fmt(call_deadline_s) +
+                                        " s after the call returned; the worker cannot stop it");
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+  }
+
+  // One region on the stream: flush (outside the clock), event, host clock, f(), event, wait for the
+  // stream (snapshotting `out` there when asked), wait for the whole device. Errors: sticky ones throw.
+  enum class mode { timed, checked, empty };  // timed: flush first; checked: wait with a deadline
+
+  template <class F>
+  call_result region(F&& f, mode md, const at::Tensor* snapshot, const std::string& what) {
+    call_result res;
+    if (md == mode::timed) flush();
+    check_api(cudaEventRecord(m_.ev0, m_.stream), "cudaEventRecord");
+    int rc = -1;
+    auto t0 = clock_type::now();
+    try {
+      rc = f();
+    } catch (const std::exception& e) {
+      res.error = what + " threw: " + e.what();
+    } catch (...) {
+      res.error = what + " threw a non-standard exception";
+    }
+    cudaError_t launch = cudaGetLastError();
+    check_api(cudaEventRecord(m_.ev1, m_.stream), "cudaEventRecord");
+    cudaError_t es = wait_stream(md == mode::checked);
+    auto t_stream = clock_type::now();
+    if (es == cudaSuccess && snapshot) res.at_stream_end = to_host(*snapshot);
+    auto t_snap = clock_type::now();
+    cudaError_t ed = cudaDeviceSynchronize();
+    auto t_device = clock_type::now();
+    for (cudaError_t e : {launch, es, ed})
+      if (sticky(e)) fail_sticky(e, "during " + what);
+    cudaError_t after = cudaGetLastError();
+    if (sticky(after)) fail_sticky(after, "during " + what);
+    for (cudaError_t e : {launch, es, ed, after})
+      if (e != cudaSuccess && res.error.empty()) res.error = error_text(e) + " (" + what + ")";
+    if (res.error.empty() && rc != 0) res.error = what + " returned " + std::to_string(rc);
+    float ev_ms = 0.f;
+    if (res.error.empty()) check_api(cudaEventElapsedTime(&ev_ms, m_.ev0, m_.ev1), "cudaEventElapsedTime");
+    res.clocks.event_ms = ev_ms;
+    // The snapshot's copy is not the call's time.
+    res.clocks.wall_ms = ms_between(t0, t_device) - ms_between(t_stream, t_snap);
+    res.clocks.device_tail_ms = ms_between(t_snap, t_device);
+    res.ok = res.error.empty();
+    return res;
+  }
+
+  call_result call_candidate(std::vector<at::Tensor>& inputs, at::Tensor& out, bool timed) {
+    auto in = views_of(inputs);
+    cru_tensor o = view_of(out);
+    return region([&] { return fn_(&ctx_, in.data(), static_cast<int32_t>(in.size()), &o, 1); },
+                  timed ? mode::timed : mode::checked, timed ? nullptr : &out, "crucible_forward");
+  }
+
+  call_result call_eager(const std::vector<at::Tensor>& inputs) {
+    auto in = views_of(inputs);
+    return region(
+        [&] {
+          ref_.run_views(in, nullptr, m_.device);
+          return 0;
+        },
+        mode::timed, nullptr, "the eager reference");
+  }
+
+  call_result call_graph(device_set& set) {
+    return region(
+        [&] {
+          set.graph->replay();
+          return 0;
+        },
+        mode::timed, nullptr, "the CUDA-graph reference");
+  }
+
+  void note_outside(const call_result& c, const std::string& phase) {
+    if (!outside_stream(c.clocks, check_)) return;
+    ++outside_calls_;
+    max_tail_ms_ = std::max(max_tail_ms_, c.clocks.device_tail_ms);
+    // One long tail is proof; short ones must repeat (a host preempted between the two waits).
+    if (outside_calls_ >= 2 || c.clocks.device_tail_ms > 0.5)
+      evidence("work_outside_stream", "the device was still busy " + fmt(c.clocks.device_tail_ms) +
+                                          " ms after the call's stream had finished (" + phase +
+                                          "): work on another stream outlived the call");
+  }
+
+  void check_inputs(const std::vector<at::Tensor>& inputs, const std::vector<at::Tensor>& pristine,
+                    const std::string& when) {
+    for (size_t i = 0; i < inputs.size(); ++i)
+      if (!at::equal(inputs[i], pristine[i])) {
+        const std::string& name = i < req_.task.inputs.size() ? req_.task.inputs[i].name : std::to_string(i);
+        evidence("input_mutated:" + name, "input '" + name + "' differs from its pristine copy " + when);
+      }
+  }
+
+  struct checked {
+    bool called = false;
+    bool ok_after_device = false;  ///< right once the whole device was idle (late, but right)
+    output_comparison cmp;
+    host_tensor got, want;
+  };
+
+  // A checked call: as the CPU side's, plus the stream/device distinction. The reference runs after the
+  // candidate returned, on copies of the pristine inputs.
+  checked checked_call(std::vector<at::Tensor>& inputs, at::Tensor& out, const std::string& phase) {
+    checked c;
+    auto pristine = clone_all(inputs);
+    poison_device(out);
+    check_api(cudaStreamSynchronize(m_.stream), "cudaStreamSynchronize");
+    int threads_before = thread_count();
+    auto res = call_candidate(inputs, out, /*timed=*/false);
+    if (!res.ok) {
+      r_.error = res.error + " (" + phase + ")";
+      return c;
+    }
+    c.called = true;
+    note_outside(res, phase);
+    c.got = std::move(res.at_stream_end);
+    host_tensor after_device = to_host(out);
+    if (!same_bytes(after_device, c.got))
+      evidence("output_changed_after_return",
+               "the output changed after the call's stream finished, before the device was idle (" + phase +
+                   "): work on another stream wrote it");
+    check_inputs(inputs, pristine, "after the call (" + phase + ")");
+    if (int64_t p = count_poisoned(c.got); p > 0)
+      evidence("output_unwritten", std::to_string(p) + " of " + std::to_string(c.got.numel()) +
+                                       " output elements not written when the call's stream finished (" +
+                                       phase + ")");
+    at::Tensor want = make_output();
+    {
+      auto copy = clone_all(pristine);
+      auto w = view_of(want);
+      ref_.run_views(views_of(copy), &w, m_.device);
+    }
+    c.want = to_host(want);
+    c.cmp = compare_outputs(c.got, c.want, atol_, rtol_);
+    if (std::isfinite(c.cmp.max_abs_err)) r_.max_abs_err = std::max(r_.max_abs_err, c.cmp.max_abs_err);
+    if (std::isfinite(c.cmp.max_rel_err)) r_.max_rel_err = std::max(r_.max_rel_err, c.cmp.max_rel_err);
+
+    // Deferred work from host threads shows after a pause.
+    if (opt_.settle_ms > 0)
+      std::this_thread::sleep_for(std::chrono::microseconds(static_cast<int64_t>(opt_.settle_ms * 1000)));
+    check_api(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    if (!same_bytes(to_host(out), after_device))
+      evidence("output_changed_after_return", "output changed within " + fmt(opt_.settle_ms) +
+                                                  " ms after the call returned (" + phase + ")");
+    check_inputs(inputs, pristine, "after the settle wait (" + phase + ")");
+    int threads_settled = thread_count();
+    // The CUDA runtime, cuBLAS and cuDNN start helper threads of their own on first use, so a grown thread
+    // count is a note here; a candidate that starts threads itself imports pthread_create (evidence from
+    // the artifact's imports). The library stays mapped either way.
+    if (threads_before >= 0 && threads_settled > threads_before) {
+      leaked_ = true;
+      r_.notes.push_back("threads: " + std::to_string(threads_before) + " before the call, " +
+                         std::to_string(threads_settled) + " after it (" + phase + ")");
+    }
+    c.ok_after_device = compare_outputs(after_device, c.want, atol_, rtol_).ok;
+    return c;
+  }
+
+  void correctness() {
+    int seeds = std::max(1, opt_.seeds);
+    std::vector<std::vector<at::Tensor>> kept;  // alive together: every seed at new addresses
+    std::vector<host_tensor> wants, gots;
+    bool all_ok = true;
+    for (int s = 0; s < seeds; ++s) {
+      auto variant = seeds >= 2 && s == seeds - 1 ? input_variant::heavy_tailed : input_variant::nominal;
+      std::string phase =
+          "seed " + std::to_string(s) + (variant == input_variant::heavy_tailed ? ", heavy-tailed" : "");
+      auto inputs = make_inputs(base_seed_ + static_cast<uint64_t>(s), variant);
+      auto out = make_output();
+      auto c = checked_call(inputs, out, phase);
+      if (!c.called) {
+        all_ok = false;
+        break;
+      }
+      if (!c.cmp.ok) {
+        all_ok = false;
+        r_.notes.push_back("mismatch (" + phase + "): " + c.cmp.summary());
+      }
+      right_after_device_ = right_after_device_ && c.ok_after_device;
+      wants.push_back(std::move(c.want));
+      gots.push_back(std::move(c.got));
+      kept.push_back(std::move(inputs));
+      kept.back().push_back(out);
+    }
+    r_.correct = all_ok;
+    bool unwritten =
+        std::find(r_.evidence.begin(), r_.evidence.end(), "output_unwritten") != r_.evidence.end();
+    for (size_t i = 0; i < gots.size() && !unwritten; ++i)
+      for (size_t j = i + 1; j < gots.size(); ++j)
+        if (!same_bytes(wants[i], wants[j]) && same_bytes(gots[i], gots[j])) {
+          evidence("input_independent",
+                   "seeds " + std::to_string(i) + " and " + std::to_string(j) +
+                       " have different references but byte-identical candidate outputs");
+          i = gots.size();
+          break;
+        }
+  }
+
+  // The wall time of an empty region on this worker: events, both waits, no work.
+  void calibrate_null_region() {
+    std::vector<double> walls;
+    for (int i = 0; i < 21; ++i) {
+      auto c = region([] { return 0; }, mode::empty, nullptr, "an empty region");
+      walls.push_back(c.clocks.wall_ms);
+    }
+    check_.null_wall_ms = median(walls);
+  }
+
+  struct bucket_run {
+    std::vector<double> eager_ms, candidate_ms, graph_ms, speedups, graph_speedups;
+    std::vector<call_clocks> candidate_clocks;
+    double spread = 0.0;
+    bool early_stop = false, failed = false;
+  };
+
+  enum class side { candidate, eager, graph };
+
+  bool timed_side(side s, device_set& set, double& ms, bucket_run& b) {
+    call_result c;
+    if (s == side::candidate) {
+      poison_device(set.out);
+      c = call_candidate(set.inputs, set.out, /*timed=*/true);
+    } else if (s == side::eager) {
+      c = call_eager(set.inputs);
+    } else {
+      c = call_graph(set);
+    }
+    if (!c.ok) {
+      r_.error = c.error + " (timing)";
+      return false;
+    }
+    if (s == side::candidate) {
+      note_outside(c, "timing");
+      b.candidate_clocks.push_back(c.clocks);
+    }
+    ms = charged_ms(c.clocks, check_);
+    return true;
+  }
+
+  bucket_run run_buckets(std::vector<device_set>& pool, size_t& next) {
+    bucket_run b;
+    const int buckets = std::max(1, opt_.buckets), trials = std::max(1, opt_.trials);
+    for (int k = 0; k < buckets; ++k) {
+      std::vector<double> e, c, g;
+      for (int t = 0; t < trials; ++t) {
+        device_set& set = pool[next++ % pool.size()];
+        std::vector<side> order = {side::candidate, side::eager};
+        if (set.graph) order.push_back(side::graph);
+        std::shuffle(order.begin(), order.end(), rng_);  // paired, in random order
+        double ms[3] = {0, 0, 0};
+        for (side s : order)
+          if (!timed_side(s, set, ms[static_cast<int>(s)], b)) {
+            b.failed = true;
+            return b;
+          }
+        c.push_back(ms[0]);
+        e.push_back(ms[1]);
+        if (set.graph) g.push_back(ms[2]);
+        if (t + 1 == trials) {
+          // What was timed must be the whole, correct result (checked on the device, outside the clock).
+          bool ok = at::isclose(set.out, set.want, rtol_, atol_, /*equal_nan=*/true).all().item<bool>();
+          if (!ok) evidence("timed_output_mismatch", "a timed call's output did not match the reference");
+        }
+      }
+      double me = mean(e), mc = mean(c), mg = mean(g);
+      b.eager_ms.push_back(me);
+      b.candidate_ms.push_back(mc);
+      b.speedups.push_back(mc > 0 ? me / mc : 0.0);
+      if (!g.empty()) {
+        b.graph_ms.push_back(mg);
+        b.graph_speedups.push_back(mc > 0 ? mg / mc : 0.0);
+      }
+      if (k == 0 && buckets > 1 && opt_.early_stop_slowdown > 0 && mc > opt_.early_stop_slowdown * me) {
+        b.early_stop = true;
+        r_.notes.push_back("early stop: candidate " + fmt(mc / std::max(me, 1e-9)) +
+                           "x slower than eager in the first bucket");
+        break;
+      }
+    }
+    b.spread = cv(b.speedups);
+    return b;
+  }
+
+  void timing() {
+    const int sets = std::max(1, opt_.input_sets);
+    std::vector<device_set> pool(static_cast<size_t>(sets));
+    int graphs = 0;
+    std::string graph_error;
+    for (int k = 0; k < sets; ++k) {
+      auto& s = pool[static_cast<size_t>(k)];
+      s.inputs = make_inputs(base_seed_ + 1000 + static_cast<uint64_t>(k), input_variant::nominal);
+      s.want = make_output();
+      s.out = make_output();
+      auto copy = clone_all(s.inputs);
+      auto w = view_of(s.want);
+      ref_.run_views(views_of(copy), &w, m_.device);
+      // Warm the eager path on these inputs before capturing it (lazy library initialisation must not be
+      // captured), then capture it once for the graph baseline.
+      ref_.run_views(views_of(s.inputs), nullptr, m_.device);
+      if (graph_error.empty()) {
+        try {
+          check_api(cudaStreamSynchronize(m_.stream), "cudaStreamSynchronize");
+          auto g = std::make_unique<at::cuda::CUDAGraph>();
+          g->capture_begin();
+          ref_.run_views(views_of(s.inputs), nullptr, m_.device);
+          g->capture_end();
+          s.graph = std::move(g);
+          ++graphs;
+        } catch (const std::exception& e) {
+          graph_error = e.what();
+          cudaGetLastError();
+        }
+      }
+    }
+    if (!graph_error.empty()) {
+      for (auto& s : pool) s.graph.reset();
+      std::string first = graph_error.substr(0, graph_error.find('\n'));
+      r_.notes.push_back("graph baseline unavailable: the reference could not be captured: " + first);
+    }
+    check_api(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    calibrate_null_region();
+
+    size_t next = 0;
+    bucket_run scratch;
+    for (int w = 0; w < std::max(1, opt_.warmup); ++w) {
+      device_set& set = pool[next++ % pool.size()];
+      double ignored;
+      if (!timed_side(side::eager, set, ignored, scratch)) return;
+      if (set.graph && !timed_side(side::graph, set, ignored, scratch)) return;
+      if (!timed_side(side::candidate, set, ignored, scratch)) return;
+    }
+
+    bucket_run best = run_buckets(pool, next);
+    int reruns = 0;
+    while (!best.failed && !best.early_stop && best.spread > opt_.max_spread && reruns < opt_.max_reruns) {
+      ++reruns;
+      r_.notes.push_back("variance gate: bucket speedup CV " + fmt(best.spread) + " > " +
+                         fmt(opt_.max_spread) + ", buckets re-run");
+      bucket_run again = run_buckets(pool, next);
+      if (again.failed) {
+        best.failed = true;
+        break;
+      }
+      if (again.spread <= best.spread) best = std::move(again);
+    }
+    if (best.failed) return;
+
+    // The host's view against the events over all timed calls: events that miss part of the work.
+    if (wall_exceeds_events(best.candidate_clocks, check_)) {
+      std::vector<double> wall, ev;
+      for (const auto& c : best.candidate_clocks) {
+        wall.push_back(c.wall_ms - check_.null_wall_ms);
+        ev.push_back(c.event_ms);
+      }
+      evidence("wall_time_mismatch", "median host wall time " + fmt(median(wall)) +
+                                         " ms (less the empty region) against median stream-event time " +
+                                         fmt(median(ev)) + " ms");
+    }
+
+    auto& t = r_.timing;
+    t.eager_ms = best.eager_ms;
+    t.candidate_ms = best.candidate_ms;
+    t.bucket_speedups = best.speedups;
+    t.eager_ms_median = median(best.eager_ms);
+    t.candidate_ms_median = median(best.candidate_ms);
+    t.speedup = median(best.speedups);
+    t.spread = best.spread;
+    t.trials_per_bucket = std::max(1, opt_.trials);
+    t.reruns = reruns;
+    t.graph_ms = best.graph_ms;
+    t.graph_ms_median = median(best.graph_ms);
+    t.speedup_vs_graph = best.graph_speedups.empty() ? 0.0 : median(best.graph_speedups);
+    r_.timed = true;
+    r_.speedup_vs_eager = t.speedup;
+    r_.speedup_vs_graph = t.speedup_vs_graph;
+    r_.notes.push_back("clocks: empty region " + fmt(check_.null_wall_ms) + " ms of host wall time");
+
+    // Roofline plausibility: every input read and the output written once at the device's peak bandwidth.
+    const double bound = roofline_ms(static_cast<double>(io_bytes_), 0.0, m_.peak_bytes_per_s, 0.0);
+    if (bound > 0 && t.candidate_ms_median > 0) {
+      r_.notes.push_back("roofline: " + fmt(bound) + " ms for " + fmt(io_bytes_ / 1e6) + " MB at peak; " +
+                         "candidate at " + fmt(100.0 * bound / t.candidate_ms_median) +
+                         "% of peak bandwidth");
+      if (t.candidate_ms_median < 0.5 * bound)
+        evidence("below_roofline", "median " + fmt(t.candidate_ms_median) +
+                                       " ms is below half the time its inputs and output take to move at "
+                                       "the device's peak bandwidth (" +
+                                       fmt(bound) + " ms)");
+    }
+    pool_ = std::move(pool);
+  }
+
+  void post_timing() {
+    auto inputs = make_inputs(base_seed_ + 5000, input_variant::nominal);
+    auto out = make_output();
+    auto c = checked_call(inputs, out, "after timing, fresh inputs");
+    if (c.called && !c.cmp.ok)
+      evidence("post_timing_mismatch", "wrong on fresh inputs after timing: " + c.cmp.summary());
+    if (!c.called || pool_.empty()) return;
+    device_set& reused = pool_.front();
+    ref_.fill_inputs(views_of(reused.inputs), base_seed_ + 6000, input_variant::nominal, m_.device);
+    auto c2 = checked_call(reused.inputs, reused.out, "after timing, new values at a timed address");
+    if (c2.called && !c2.cmp.ok)
+      evidence("post_timing_mismatch",
+               "stale result for new values at an input address used during timing "
+               "(results cached by pointer?): " +
+                   c2.cmp.summary());
+  }
+
+  const eval_request& req_;
+  const eval_options& opt_;
+  const reference_executor& ref_;
+  crucible_forward_fn fn_;
+  cuda_evaluator::impl& m_;
+  bench_result& r_;
+  cru_context ctx_{};
+  at::Tensor workspace_;
+  int64_t io_bytes_ = 0;
+  double atol_ = 0, rtol_ = 0;
+  uint64_t base_seed_ = 0;
+  std::mt19937 rng_;
+  clock_check check_;
+  int outside_calls_ = 0;
+  double max_tail_ms_ = 0;
+  bool right_after_device_ = true;
+  bool leaked_ = false;
+  std::vector<device_set> pool_;
+};
+
+}  // namespace
+
+bench_result cuda_evaluator::evaluate(const eval_request& req, const std::string& worker_id) {
+  auto t0 = clock_type::now();
+  auto& m = *impl_;
+  bench_result r;
+  r.candidate_id = req.candidate_id;
+  r.task = req.task.name;
+  r.worker = worker_id;
+  auto done = [&]() -> bench_result& {
+    r.wall_s = std::chrono::duration<double>(clock_type::now() - t0).count();
+    return r;
+  };
+  if (!m.init_error.empty()) {
+    r.status = "error";
+    r.error = "this worker has no usable CUDA device: " + m.init_error;
+    return done();
+  }
+  loaded_candidate lib;
+  auto lost = [&](const std::string& status, const std::string& what) {
+    m.must_exit = true;
+    lib.leak();  // its kernels may still be resident; the process is about to end anyway
+    r.status = status;
+    r.error = what + " (worker retired)";
+  };
+  try {
+    c10::cuda::CUDAStreamGuard guard(*m.stream_holder);
+    auto ref = m.references.get(req.task);
+    if (!ref) {
+      r.status = "error";
+      r.error = "task '" + req.task.name + "' rejected by the reference: " + ref.message();
+      return done();
+    }
+    if (std::string err = load_candidate(lib, req.artifact, m.loads, r); !err.empty()) {
+      r.status = "load_error";
+      r.error = err;
+      return done();
+    }
+    auto t_load = clock_type::now();
+    cuda_session s(req, **ref, lib.fn(), m, r);
+    s.run();
+    if (s.leaked()) lib.leak();
+    r.notes.push_back("phases_ms: setup " + fmt(ms_between(t0, t_load)) + ", correctness " +
+                      fmt(s.correctness_ms) + ", timing " + fmt(s.timing_ms) + ", post_timing " +
+                      fmt(s.post_timing_ms));
+  } catch (const cuda_fault& f) {
+    lost(f.status, f.what());
+  } catch (const std::exception& e) {
+    // LibTorch reports a lost context as an exception of its own: ask the device.
+    cudaError_t now = cudaDeviceSynchronize();
+    if (sticky(now)) {
+      lost("crash", error_text(now) + "; the CUDA context is lost");
+    } else {
+      cudaGetLastError();
+      std::string what = e.what();
+      r.status = "error";
+      r.error = "evaluation failed: " + what.substr(0, what.find('\n'));
+      if (what.find("out of memory") != std::string::npos) c10::cuda::CUDACachingAllocator::emptyCache();
+    }
+  } catch (...) {
+    r.status = "error";
+    r.error = "evaluation failed with a non-standard exception";
+  }
+  return done();
+}
+
+}  // namespace crucible::kernels

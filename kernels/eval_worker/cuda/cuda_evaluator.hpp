@@ -1,0 +1,41 @@
+#pragma once
+// The CUDA side of the eval worker (DESIGN.md §5 and §6), built with -DCRUCIBLE_CUDA=ON. One evaluator per
+// worker process and device. For each request it loads the candidate, checks it on several seeds (inputs
+// drawn on the device, outputs poisoned, inputs compared with pristine copies, output read as the stream
+// leaves it and again after a device-wide synchronize), then times it against the eager reference and the
+// reference's CUDA-graph replay in paired trials of random order: a rotating pool of input sets, the L2
+// flushed before every timed call, stream events cross-checked with host wall time after a device-wide
+// synchronize, 7 buckets with a variance gate, the median; and checks it once more after timing.
+// A sticky CUDA error or a kernel that never finishes is a verdict (crash, timeout), after which the
+// context cannot be trusted: must_exit() turns true and the worker leaves after answering.
+#include <memory>
+#include <string>
+
+#include "messages/evaluation.hpp"
+
+namespace crucible::kernels {
+
+class cuda_evaluator {
+ public:
+  /// Binds `device`, creates the stream, the cuBLAS handle and the L2 flush buffer. Check ok() after.
+  explicit cuda_evaluator(int device);
+  ~cuda_evaluator();
+  cuda_evaluator(const cuda_evaluator&) = delete;
+  cuda_evaluator& operator=(const cuda_evaluator&) = delete;
+
+  /// Empty when the device is usable, else why not (no device, driver too old, ...).
+  const std::string& init_error() const;
+  /// Never throws; a failure is a bench_result with status load_error, error, crash or timeout.
+  bench_result evaluate(const eval_request& request, const std::string& worker_id);
+  /// True after a sticky CUDA error or a kernel that did not finish: answer, then exit the process.
+  bool must_exit() const;
+  /// "NVIDIA H200, 132 SMs, L2 60 MiB, 4.9 TB/s" for the worker's log and notes.
+  std::string describe() const;
+
+  struct impl;  ///< defined in the .cpp (the per-request session reaches into it)
+
+ private:
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace crucible::kernels

@@ -1,0 +1,93 @@
+// The CUDA evaluation engine on hand-written candidates for k1_softsign (tests/data/candidates/cuda): a
+// correct fused kernel, a wrong one, one that writes to an illegal address, one that never ends and one that
+// hides its work on a stream of its own. Label gpu: skipped without a device.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "tests/kernels/eval_worker/cuda/cuda_support.hpp"
+
+namespace crucible::kernels {
+namespace {
+
+class CudaEvaluator : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (auto why = test::gpu_missing(); !why.empty()) GTEST_SKIP() << why;
+  }
+  static bench_runner& runner() {
+    static auto cfg = test::gpu_eval_config();
+    static bench_runner r(cfg.worker, cfg.runner);
+    return r;
+  }
+  static evaluation eval(const std::string& candidate) {
+    auto cfg = test::gpu_eval_config();
+    auto e = evaluate_source(test::cuda_task("k1_softsign"), test::cuda_candidate(candidate), cfg, &runner());
+    std::printf("[%s] %s\n", candidate.c_str(), evaluation_json(e).c_str());
+    return e;
+  }
+  static bool has(const std::vector<std::string>& v, const std::string& s) {
+    return std::find(v.begin(), v.end(), s) != v.end();
+  }
+};
+
+TEST_F(CudaEvaluator, FusedKernelPassesFasterThanEagerAndGraph) {
+  auto e = eval("softsign_fused");
+  ASSERT_TRUE(e.compiled.ok) << e.compiled.log;
+  EXPECT_EQ(e.judged.outcome, "pass");
+  EXPECT_TRUE(e.bench.correct);
+  EXPECT_TRUE(e.bench.timed);
+  EXPECT_TRUE(e.bench.evidence.empty());
+  // Eager makes three passes over 256 MB where the candidate makes one.
+  EXPECT_GT(e.bench.speedup_vs_eager, 1.5);
+  EXPECT_GT(e.bench.timing.graph_ms_median, 0.0) << "the CUDA-graph baseline was not measured";
+  EXPECT_GT(e.bench.speedup_vs_graph, 1.0);
+  EXPECT_EQ(e.bench.timing.bucket_speedups.size(), 7u);
+  EXPECT_LT(e.bench.timing.spread, 0.05);
+}
+
+TEST_F(CudaEvaluator, WrongKernelIsIncorrect) {
+  auto e = eval("softsign_wrong");
+  ASSERT_TRUE(e.compiled.ok) << e.compiled.log;
+  EXPECT_EQ(e.judged.outcome, "incorrect");
+  EXPECT_FALSE(e.bench.timed);
+}
+
+TEST_F(CudaEvaluator, IllegalAddressIsACrashAndTheNextEvaluationIsFine) {
+  auto e = eval("softsign_illegal_address");
+  ASSERT_TRUE(e.compiled.ok) << e.compiled.log;
+  EXPECT_EQ(e.judged.outcome, "crash");
+  EXPECT_NE(e.bench.error.find("cudaErrorIllegalAddress"), std::string::npos) << e.bench.error;
+  EXPECT_EQ(e.bench.attempts, 1) << "a crash the worker reports is the candidate's; no second try";
+  EXPECT_EQ(runner().worker().pid(), 0) << "the worker with the lost context must be gone";
+  auto next = eval("softsign_fused");
+  EXPECT_EQ(next.judged.outcome, "pass");
+  EXPECT_NE(next.bench.worker, e.bench.worker);
+}
+
+TEST_F(CudaEvaluator, InfiniteLoopIsATimeoutAndTheNextEvaluationIsFine) {
+  auto e = eval("softsign_infinite_loop");
+  ASSERT_TRUE(e.compiled.ok) << e.compiled.log;
+  EXPECT_EQ(e.judged.outcome, "timeout");
+  EXPECT_LT(e.bench.wall_s, 40.0);
+  auto next = eval("softsign_fused");
+  EXPECT_EQ(next.judged.outcome, "pass");
+}
+
+TEST_F(CudaEvaluator, WorkOnItsOwnStreamIsFlaggedAndCharged) {
+  auto fused = eval("softsign_fused");
+  auto e = eval("softsign_side_stream");
+  ASSERT_TRUE(e.compiled.ok) << e.compiled.log;
+  EXPECT_EQ(e.judged.outcome, "hack");
+  EXPECT_TRUE(has(e.judged.flags, "work_outside_stream")) << evaluation_json(e);
+  EXPECT_TRUE(has(e.judged.flags, "creates_stream"));
+  // Timed anyway, so the report shows what the hidden work costs: the device-wide clock charges it.
+  ASSERT_TRUE(e.bench.timed) << evaluation_json(e);
+  EXPECT_GT(e.bench.timing.candidate_ms_median, fused.bench.timing.candidate_ms_median);
+  EXPECT_EQ(e.judged.reward, -1.0);
+  EXPECT_EQ(runner().worker().pid(), 0) << "a worker that ran escaped work is retired";
+}
+
+}  // namespace
+}  // namespace crucible::kernels

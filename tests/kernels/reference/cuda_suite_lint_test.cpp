@@ -105,7 +105,7 @@ task_spec reduced(const task_spec& task, int64_t max_elems) {
   return infer_shapes(t) ? t : task;
 }
 
-// About 7 minutes on a 2-core machine, so opt-in: CRUCIBLE_LINT_CUDA=1 (CRUCIBLE_LINT_ONLY=a,b limits it to
+// About 3 minutes on a 2-core machine, so opt-in: CRUCIBLE_LINT_CUDA=1 (CRUCIBLE_LINT_ONLY=a,b limits it to
 // tasks whose names contain one of the comma-separated parts; CRUCIBLE_LINT_VERBOSE=1 prints each verdict).
 TEST(CudaSuiteLint, EveryTaskLintsCleanAtReducedSize) {
   if (!std::getenv("CRUCIBLE_LINT_CUDA"))

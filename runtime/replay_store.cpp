@@ -309,6 +309,13 @@ expected<replay_summary> replay_store::summarize(const std::string& path) {
     }
     while (sqlite3_step(best.s) == SQLITE_ROW)
       out.speedup_best[column_text(best.s, 0)] = sqlite3_column_double(best.s, 1);
+    // The best candidate's figure against the CUDA-graph baseline (0 on the CPU target).
+    statement best_rec(db,
+                       "SELECT task, record FROM candidates c WHERE outcome = 'pass' AND speedup = "
+                       "(SELECT MAX(speedup) FROM candidates WHERE task = c.task AND outcome = 'pass')");
+    while (best_rec && sqlite3_step(best_rec.s) == SQLITE_ROW)
+      if (auto rec = decode_as<scored_candidate>(column_blob(best_rec.s, 1)))
+        out.speedup_best_vs_graph[column_text(best_rec.s, 0)] = rec->bench.speedup_vs_graph;
   }
   sqlite3_close(db);
   return out;

@@ -41,6 +41,7 @@ struct replay_summary {
   std::vector<stored_group> groups;
   std::map<std::string, int64_t> outcomes;
   std::map<std::string, double> speedup_best;
+  std::map<std::string, double> speedup_best_vs_graph;  ///< CUDA: that best candidate vs the CUDA graph
   int64_t candidates = 0;
 };
 

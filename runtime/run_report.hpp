@@ -18,6 +18,7 @@ struct task_progress {
   int64_t first_version = 0;
   int64_t last_version = 0;
   double best_speedup = 0.0;  ///< best verified speedup vs eager (0: none passed)
+  double best_vs_graph = 0.0;  ///< CUDA: that candidate against the CUDA-graph replay of the reference
 };
 
 struct run_report {
@@ -30,6 +31,9 @@ struct run_report {
   size_t tasks_total = 0;
   size_t tasks_faster = 0;    ///< tasks with a verified candidate faster than eager
   size_t tasks_improved = 0;  ///< tasks whose last group's mean reward beats their first group's
+  /// Over tasks with a verified candidate: mean and median of the best speedup vs eager, and of that
+  /// candidate's speedup vs the CUDA graph (CUDA runs; 0 otherwise).
+  double mean_best = 0.0, median_best = 0.0, mean_best_vs_graph = 0.0, median_best_vs_graph = 0.0;
   std::vector<task_progress> tasks;
   std::map<std::string, int64_t> outcomes;
   int64_t candidates = 0;

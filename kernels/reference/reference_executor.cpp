@@ -297,9 +297,14 @@ void fill_device(const tensor_spec& spec, size_t index, uint64_t seed, input_var
   const value_source draw(spec, effective);
   at::Generator gen =
       at::globalContext().defaultGenerator(at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(device)));
-  std::lock_guard<std::mutex> lock(gen.mutex());
-  const at::Tensor saved = gen.get_state();
-  gen.set_current_seed(input_seed(seed, index, effective));
+  // The lock is held only around state changes: the draws below take the generator's mutex themselves
+  // (holding it across them deadlocks). The worker is single-threaded, so nothing draws in between.
+  at::Tensor saved;
+  {
+    std::lock_guard<std::mutex> lock(gen.mutex());
+    saved = gen.get_state();
+    gen.set_current_seed(input_seed(seed, index, effective));
+  }
   switch (draw.kind) {
     case value_source::normal:
       t.normal_(0.0, draw.scale, gen);
@@ -321,6 +326,7 @@ void fill_device(const tensor_spec& spec, size_t index, uint64_t seed, input_var
       break;
     }
   }
+  std::lock_guard<std::mutex> lock(gen.mutex());
   gen.set_state(saved);
 }
 

@@ -23,7 +23,6 @@
 #include "kernels/eval_worker/loaded_candidate.hpp"
 #include "kernels/eval_worker/process_probe.hpp"
 #include "kernels/eval_worker/reference_cache.hpp"
-#include "kernels/reference/output_check.hpp"
 #include "kernels/task/chain_shapes.hpp"
 #include "kernels/task/op_catalog.hpp"
 
@@ -228,7 +227,7 @@ struct call_result {
   bool ok = false;
   std::string error;  ///< non-zero return, exception, or a non-sticky CUDA error
   call_clocks clocks;
-  host_tensor at_stream_end;  ///< the output as the stream left it (correctness calls only)
+  at::Tensor at_stream_end;  ///< the output as the stream left it (correctness calls only), a device copy
 };
 
 class cuda_session {
@@ -341,15 +340,47 @@ class cuda_session {
       check_api(cudaMemsetAsync(t.data_ptr(), 0xa5, t.nbytes(), m_.stream), "cudaMemsetAsync");
   }
 
-  host_tensor to_host(const at::Tensor& t) {
-    host_tensor h(ref_.output_dtype(), t.sizes().vec());
-    if (h.bytes() > 0) {
-      check_api(cudaMemcpyAsync(h.data(), t.data_ptr(), h.bytes(), cudaMemcpyDeviceToHost, m_.stream),
-                "cudaMemcpyAsync");
-      check_api(cudaStreamSynchronize(m_.stream), "cudaStreamSynchronize");
+  // The output checks of output_check.hpp, on the device (outputs are hundreds of MB; copying them to the
+  // host for every check would make the GPU wait on the CPU): allclose with the task's tolerances, the same
+  // non-finites, and poisoned elements counted (always a mismatch).
+  struct device_comparison {
+    bool ok = false;
+    double max_abs_err = 0.0, max_rel_err = 0.0;
+    int64_t mismatches = 0, poisoned = 0, numel = 0;
+    std::string summary() const {
+      return std::to_string(mismatches) + " of " + std::to_string(numel) + " elements outside tolerance" +
+             (poisoned ? " (" + std::to_string(poisoned) + " never written)" : "") + ", max abs err " +
+             fmt(max_abs_err) + ", max rel err " + fmt(max_rel_err);
     }
-    return h;
+  };
+
+  int64_t count_poisoned_device(const at::Tensor& t) {
+    if (t.element_size() != 4 || t.numel() == 0) return 0;
+    auto bits = at::from_blob(t.data_ptr(), {t.numel()},
+                              at::TensorOptions().dtype(at::kInt).device(at::kCUDA, m_.device));
+    return bits.eq(static_cast<int32_t>(0x7fc0deadu)).sum().item<int64_t>();
   }
+
+  device_comparison compare_device(const at::Tensor& got, const at::Tensor& want) {
+    device_comparison c;
+    c.numel = got.numel();
+    c.poisoned = count_poisoned_device(got);
+    at::Tensor g = got.to(at::kDouble), w = want.to(at::kDouble);
+    at::Tensor close = at::isclose(g, w, rtol_, atol_, /*equal_nan=*/true);
+    c.mismatches = c.numel - close.sum().item<int64_t>();
+    at::Tensor finite = at::isfinite(g).logical_and(at::isfinite(w));
+    at::Tensor diff = (g - w).abs().masked_fill(finite.logical_not(), 0.0);
+    if (c.numel > 0) c.max_abs_err = diff.max().item<double>();
+    at::Tensor rel = (diff / w.abs()).masked_fill(finite.logical_not().logical_or(w.eq(0.0)), 0.0);
+    if (c.numel > 0) c.max_rel_err = rel.max().item<double>();
+    // A non-finite where the other side is finite is an infinite error, as on the host.
+    if (at::isfinite(g).ne(at::isfinite(w)).any().item<bool>()) c.max_abs_err = INFINITY;
+    c.ok = c.mismatches == 0 && c.poisoned == 0;
+    if (c.poisoned > 0 && c.mismatches < c.poisoned) c.mismatches = c.poisoned;
+    return c;
+  }
+
+  static bool same(const at::Tensor& a, const at::Tensor& b) { return at::equal(a, b); }
 
   void flush() {
     if (!opt_.flush_cache) return;
@@ -396,7 +427,11 @@ class cuda_session {
     check_api(cudaEventRecord(m_.ev1, m_.stream), "cudaEventRecord");
     cudaError_t es = wait_stream(md == mode::checked);
     auto t_stream = clock_type::now();
-    if (es == cudaSuccess && snapshot) res.at_stream_end = to_host(*snapshot);
+    if (es == cudaSuccess && snapshot) {
+      // Copied on the stream as it is now: what a consumer ordered on ctx->stream would read.
+      res.at_stream_end = snapshot->clone();
+      es = cudaStreamSynchronize(m_.stream);
+    }
     auto t_snap = clock_type::now();
     cudaError_t ed = cudaDeviceSynchronize();
     auto t_device = clock_type::now();
@@ -466,8 +501,8 @@ class cuda_session {
   struct checked {
     bool called = false;
     bool ok_after_device = false;  ///< right once the whole device was idle (late, but right)
-    output_comparison cmp;
-    host_tensor got, want;
+    device_comparison cmp;
+    at::Tensor got, want;  ///< on the device
   };
 
   // A checked call: as the CPU side's, plus the stream/device distinction. The reference runs after the
@@ -486,13 +521,13 @@ class cuda_session {
     c.called = true;
     note_outside(res, phase);
     c.got = std::move(res.at_stream_end);
-    host_tensor after_device = to_host(out);
-    if (!same_bytes(after_device, c.got))
+    at::Tensor after_device = out.clone();
+    if (!same(after_device, c.got))
       evidence("output_changed_after_return",
                "the output changed after the call's stream finished, before the device was idle (" + phase +
                    "): work on another stream wrote it");
     check_inputs(inputs, pristine, "after the call (" + phase + ")");
-    if (int64_t p = count_poisoned(c.got); p > 0)
+    if (int64_t p = count_poisoned_device(c.got); p > 0)
       evidence("output_unwritten", std::to_string(p) + " of " + std::to_string(c.got.numel()) +
                                        " output elements not written when the call's stream finished (" +
                                        phase + ")");
@@ -502,8 +537,8 @@ class cuda_session {
       auto w = view_of(want);
       ref_.run_views(views_of(copy), &w, m_.device);
     }
-    c.want = to_host(want);
-    c.cmp = compare_outputs(c.got, c.want, atol_, rtol_);
+    c.want = want;
+    c.cmp = compare_device(c.got, c.want);
     if (std::isfinite(c.cmp.max_abs_err)) r_.max_abs_err = std::max(r_.max_abs_err, c.cmp.max_abs_err);
     if (std::isfinite(c.cmp.max_rel_err)) r_.max_rel_err = std::max(r_.max_rel_err, c.cmp.max_rel_err);
 
@@ -511,7 +546,7 @@ class cuda_session {
     if (opt_.settle_ms > 0)
       std::this_thread::sleep_for(std::chrono::microseconds(static_cast<int64_t>(opt_.settle_ms * 1000)));
     check_api(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-    if (!same_bytes(to_host(out), after_device))
+    if (!same(out, after_device))
       evidence("output_changed_after_return", "output changed within " + fmt(opt_.settle_ms) +
                                                   " ms after the call returned (" + phase + ")");
     check_inputs(inputs, pristine, "after the settle wait (" + phase + ")");
@@ -524,14 +559,14 @@ class cuda_session {
       r_.notes.push_back("threads: " + std::to_string(threads_before) + " before the call, " +
                          std::to_string(threads_settled) + " after it (" + phase + ")");
     }
-    c.ok_after_device = compare_outputs(after_device, c.want, atol_, rtol_).ok;
+    c.ok_after_device = compare_device(after_device, c.want).ok;
     return c;
   }
 
   void correctness() {
     int seeds = std::max(1, opt_.seeds);
     std::vector<std::vector<at::Tensor>> kept;  // alive together: every seed at new addresses
-    std::vector<host_tensor> wants, gots;
+    std::vector<at::Tensor> wants, gots;
     bool all_ok = true;
     for (int s = 0; s < seeds; ++s) {
       auto variant = seeds >= 2 && s == seeds - 1 ? input_variant::heavy_tailed : input_variant::nominal;
@@ -559,7 +594,7 @@ class cuda_session {
         std::find(r_.evidence.begin(), r_.evidence.end(), "output_unwritten") != r_.evidence.end();
     for (size_t i = 0; i < gots.size() && !unwritten; ++i)
       for (size_t j = i + 1; j < gots.size(); ++j)
-        if (!same_bytes(wants[i], wants[j]) && same_bytes(gots[i], gots[j])) {
+        if (!same(wants[i], wants[j]) && same(gots[i], gots[j])) {
           evidence("input_independent",
                    "seeds " + std::to_string(i) + " and " + std::to_string(j) +
                        " have different references but byte-identical candidate outputs");

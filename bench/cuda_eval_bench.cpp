@@ -266,9 +266,10 @@ int main(int argc, char** argv) {
   if (mode == "throughput")
     return throughput(argc > 2 ? std::atoi(argv[2]) : 1,
                       argc > 3 ? std::atoi(argv[3])
-                               : std::max(1, static_cast<int>(std::thread::hardware_concurrency()) - 2));
+                               : std::max(1, static_cast<int>(std::thread::hardware_concurrency()) - 2),
+                      argc > 4 ? static_cast<size_t>(std::atoi(argv[4])) : 0);
   if (mode == "fidelity") return fidelity(argc > 2 ? std::atoi(argv[2]) : 10, argc > 3 ? argv[3] : "");
   std::fprintf(stderr,
-               "usage: cuda_eval_bench throughput [per_task] [compilers] | fidelity [repeats] [out.json]\n");
+               "usage: cuda_eval_bench throughput [per_task] [compilers] [max_tasks] | fidelity [repeats] [out.json]\n");
   return 2;
 }

@@ -51,7 +51,7 @@ caf::behavior generator(caf::stateful_actor<generator_state>* self, runtime::rol
           c.group_id = p.group_id;
           c.task = p.task.name;
           c.target = p.target;
-          c.language = "cpp";
+          c.language = p.target == "cuda" ? "cu" : "cpp";
           c.program = s.program_text;
           auto src = kernels::emit_source(p.target, p.task, s.prog);
           // An emitter failure is the emitter's bug, not the policy's: it surfaces as a compile error with

@@ -323,6 +323,7 @@ expected<config> parse_config(const std::string& yaml_text, const std::vector<st
     if (auto st = read_field(n, path, ref); !st) return make_error(origin + ": " + st.message());
   }
   if (auto st = validate(c); !st) return make_error(origin + ": " + st.message());
+  c.policy.target = c.target;  // the policy decodes programs of the run's target's space
   if (c.target == "cuda") {
     // The CUDA target compiles with nvcc: its defaults replace the CPU compiler's, key by key, unless the
     // file set that key itself.

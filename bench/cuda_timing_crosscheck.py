@@ -50,7 +50,7 @@ def main():
         fn = lib.crucible_forward
         fn.restype = ctypes.c_int
         ins = [torch.randn(*i["shape"], device=dev).abs_() + 0.05 for i in e["inputs"]]
-        out = torch.empty(*e["output_shape"], device=dev)
+        out = torch.empty(e["output_shape"], device=dev)
         io = sum(t.numel() * 4 for t in ins) + out.numel() * 4
         ws = torch.empty(max(256 << 20, 8 * io), dtype=torch.uint8, device=dev)
         arr = (CruTensor * len(ins))(*[view(t) for t in ins])

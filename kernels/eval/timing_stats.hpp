@@ -23,7 +23,7 @@ struct call_clocks {
 /// worker (event records and both synchronizes, no work), measured when the worker starts timing.
 struct clock_check {
   double null_wall_ms = 0.0;
-  double tail_abs_ms = 0.02;  ///< a device tail above tail_abs_ms + tail_rel * event_ms is outside work
+  double tail_abs_ms = 0.05;  ///< a device tail above tail_abs_ms + tail_rel * event_ms is outside work
   double tail_rel = 0.05;
   double wall_rel = 1.3;      ///< median wall (less the null region) above wall_rel * median event ...
   double wall_abs_ms = 0.03;  ///< ... and above it by wall_abs_ms: the events miss part of the work

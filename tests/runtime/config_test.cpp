@@ -1,5 +1,7 @@
 #include "runtime/config.hpp"
 
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 namespace crucible::runtime {
@@ -93,6 +95,51 @@ TEST(Config, DumpedYamlParsesBackToTheSameConfig) {
   ASSERT_TRUE(back) << back.message() << "\n" << dumped;
   EXPECT_EQ(to_yaml(*back), dumped);
   EXPECT_EQ(back->tasks.include, (std::vector<std::string>{"a", "b"}));
+}
+
+}  // namespace
+}  // namespace crucible::runtime
+
+namespace crucible::runtime {
+namespace {
+
+// target: cuda swaps in nvcc's defaults for the compiler keys the file leaves out, lifts the worker's
+// address-space limit, and the policy decodes CUDA programs.
+TEST(Config, GpuConfigIsTheCudaTarget) {
+  auto c = parse_config(embedded_gpu_config(), {}, "gpu.yaml");
+  ASSERT_TRUE(c) << c.message();
+  EXPECT_EQ(c->target, "cuda");
+  EXPECT_EQ(c->policy.target, "cuda");
+  EXPECT_EQ(c->compiler.target, "cuda");
+  EXPECT_NE(c->compiler.cxx.find("nvcc"), std::string::npos);
+  EXPECT_NE(std::find(c->compiler.flags.begin(), c->compiler.flags.end(), "-arch=sm_90"),
+            c->compiler.flags.end());
+  EXPECT_EQ(c->benchmark.worker.memory_mb, 0);
+  EXPECT_EQ(c->cuda.devices, std::vector<int64_t>{0});
+  EXPECT_EQ(c->run.max_minutes, 8.0);
+}
+
+TEST(Config, CudaKeysAreValidatedAndExplicitCompilerKeysWin) {
+  auto c =
+      parse_config("target: cuda\ncompiler:\n  cxx: /opt/my/nvcc\ncuda:\n  arch: sm_80\n  devices: [0, 1]\n");
+  ASSERT_TRUE(c) << c.message();
+  EXPECT_EQ(c->compiler.cxx, "/opt/my/nvcc");
+  EXPECT_NE(std::find(c->compiler.flags.begin(), c->compiler.flags.end(), "-arch=sm_80"),
+            c->compiler.flags.end());
+  EXPECT_EQ(c->cuda.devices, (std::vector<int64_t>{0, 1}));
+  auto bad = parse_config("target: cuda\ncuda:\n  devices: [a]\n");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.message().find("cuda.devices[0]: expected an integer"), std::string::npos) << bad.message();
+  auto arch = parse_config("cuda:\n  arch: ampere\n");
+  ASSERT_FALSE(arch);
+  EXPECT_NE(arch.message().find("cuda.arch"), std::string::npos);
+  auto none = parse_config("target: cuda\ncuda:\n  devices: []\n");
+  ASSERT_FALSE(none);
+  // A CPU run keeps g++ and the policy's CPU space.
+  auto cpu = parse_config("");
+  ASSERT_TRUE(cpu);
+  EXPECT_EQ(cpu->compiler.cxx, "g++");
+  EXPECT_EQ(cpu->policy.target, "cpu");
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include <map>
 #include <optional>
 #include <random>
+#include <set>
 #include <stdexcept>
 #include <thread>
 
@@ -141,6 +142,7 @@ struct cuda_evaluator::impl {
   size_t l2_bytes = 0;
   reference_cache references;
   std::map<std::string, int> loads;
+  std::set<std::string> uncapturable;  ///< tasks whose reference could not be captured as a CUDA graph
 
   at::TensorOptions options(const std::string& dtype) const {
     return at::TensorOptions().dtype(scalar_type(dtype)).device(at::kCUDA, device);
@@ -381,6 +383,17 @@ class cuda_session {
   }
 
   static bool same(const at::Tensor& a, const at::Tensor& b) { return at::equal(a, b); }
+
+  // Ends a stream capture left open by an exception and drops what it captured.
+  void end_broken_capture() {
+    cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+    if (cudaStreamIsCapturing(m_.stream, &st) == cudaSuccess && st != cudaStreamCaptureStatusNone) {
+      cudaGraph_t partial = nullptr;
+      cudaStreamEndCapture(m_.stream, &partial);
+      if (partial) cudaGraphDestroy(partial);
+    }
+    cudaGetLastError();
+  }
 
   void flush() {
     if (!opt_.flush_cache) return;
@@ -704,10 +717,12 @@ class cuda_session {
       // Warm the eager path on these inputs before capturing it (lazy library initialisation must not be
       // captured), then capture it once for the graph baseline.
       ref_.run_views(views_of(s.inputs), nullptr, m_.device);
-      if (graph_error.empty()) {
+      if (graph_error.empty() && !m_.uncapturable.count(req_.task.name)) {
+        check_api(cudaStreamSynchronize(m_.stream), "cudaStreamSynchronize");
+        // Held outside the try: a failed capture must be ended on the stream before the graph object goes
+        // (its destructor on a still-capturing stream leaves the stream unusable for every later call).
+        auto g = std::make_unique<at::cuda::CUDAGraph>();
         try {
-          check_api(cudaStreamSynchronize(m_.stream), "cudaStreamSynchronize");
-          auto g = std::make_unique<at::cuda::CUDAGraph>();
           g->capture_begin();
           ref_.run_views(views_of(s.inputs), nullptr, m_.device);
           g->capture_end();
@@ -715,10 +730,14 @@ class cuda_session {
           ++graphs;
         } catch (const std::exception& e) {
           graph_error = e.what();
-          cudaGetLastError();
+          end_broken_capture();
+          (void)g.release();  // its state refers to a capture that no longer exists: leaked, never reset
+          m_.uncapturable.insert(req_.task.name);
         }
       }
     }
+    if (m_.uncapturable.count(req_.task.name) && graph_error.empty())
+      graph_error = "an earlier capture of this task's reference failed in this worker";
     if (!graph_error.empty()) {
       for (auto& s : pool) s.graph.reset();
       std::string first = graph_error.substr(0, graph_error.find('\n'));
@@ -861,6 +880,11 @@ bench_result cuda_evaluator::evaluate(const eval_request& req, const std::string
   };
   try {
     c10::cuda::CUDAStreamGuard guard(*m.stream_holder);
+    // A stream left capturing (by anything) fails every later call: no evaluation starts on one.
+    cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+    if (cudaStreamIsCapturing(m.stream, &capturing) == cudaSuccess &&
+        capturing != cudaStreamCaptureStatusNone)
+      throw cuda_fault("error", "the worker's stream was left in capture mode");
     auto ref = m.references.get(req.task);
     if (!ref) {
       r.status = "error";

@@ -200,3 +200,28 @@ TEST(Judge, DynamicEvidenceAndStaticFlagsAreHacks) {
 
 }  // namespace
 }  // namespace crucible::kernels
+
+// CUDA: a stream of one's own, the GPU's clocks and device globals are flagged; library handles are not.
+TEST(StaticFlags, CudaStreamsClocksAndDeviceGlobals) {
+  std::vector<std::string> ev;
+  auto flags = crucible::kernels::static_source_flags(
+      "__device__ float cache[1024];\n"
+      "__global__ void k(float* y) { long long t = clock64(); y[0] = t; }\n"
+      "extern \"C\" int crucible_forward() {\n"
+      "  cudaStream_t s; cudaStreamCreateWithFlags(&s, 1);\n"
+      "  return 0;\n}\n",
+      &ev);
+  EXPECT_NE(std::find(flags.begin(), flags.end(), "creates_stream"), flags.end());
+  EXPECT_NE(std::find(flags.begin(), flags.end(), "reads_clock"), flags.end());
+  EXPECT_NE(std::find(flags.begin(), flags.end(), "static_state"), flags.end());
+  auto clean = crucible::kernels::static_source_flags(
+      "#include <cudnn.h>\n"
+      "static cudnnHandle_t handle = nullptr;\n"
+      "static cudnnTensorDescriptor_t x_desc;\n"
+      "__device__ __forceinline__ float sq(float v) { return v * v; }\n"
+      "__global__ void k(const float* x, float* y) { __shared__ float tile[256]; y[0] = sq(x[0]); }\n"
+      "extern \"C\" int crucible_forward() {\n"
+      "  if (!handle) cudnnCreate(&handle);\n"
+      "  return 0;\n}\n");
+  EXPECT_TRUE(clean.empty()) << (clean.empty() ? "" : clean.front());
+}

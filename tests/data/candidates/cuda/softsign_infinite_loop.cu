@@ -1,11 +1,14 @@
-// A candidate whose kernel never ends: the verdict must be a timeout and the worker replaced.
+// A candidate whose kernel never ends: it waits for an input element to change, which it never does (a
+// volatile global read is a side effect, so the compiler must keep the loop). The verdict must be a
+// timeout and the worker replaced.
 #include <cuda_runtime.h>
 
 #include "crucible_abi.h"
 
 __global__ void spin(const float* __restrict__ x, float* __restrict__ y) {
-  volatile int keep_going = 1;
-  while (keep_going) y[threadIdx.x] = x[threadIdx.x];
+  const volatile float* p = x;
+  const float first = p[0];
+  while (p[0] == first) y[threadIdx.x] = first;
 }
 
 extern "C" int crucible_forward(const cru_context* ctx, const cru_tensor* inputs, int32_t n_inputs,

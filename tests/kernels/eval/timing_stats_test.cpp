@@ -1,0 +1,64 @@
+// The timing protocol's arithmetic without a device: summaries, and the cross-check of a CUDA call's clocks
+// (stream events against the host's device-wide wall time).
+#include "kernels/eval/timing_stats.hpp"
+
+#include <gtest/gtest.h>
+
+namespace crucible::kernels {
+namespace {
+
+TEST(TimingStats, MedianMeanCv) {
+  EXPECT_DOUBLE_EQ(median({3, 1, 2}), 2.0);
+  EXPECT_DOUBLE_EQ(median({4, 1, 2, 3}), 2.5);
+  EXPECT_DOUBLE_EQ(median({}), 0.0);
+  EXPECT_DOUBLE_EQ(mean({1, 2, 3}), 2.0);
+  EXPECT_DOUBLE_EQ(cv({5}), 0.0);
+  EXPECT_NEAR(cv({9, 10, 11}), 0.1, 1e-12);  // sample sd 1 over mean 10
+}
+
+TEST(TimingStats, WorkThatStaysOnTheStreamIsChargedItsEventTime) {
+  clock_check k;
+  k.null_wall_ms = 0.010;
+  call_clocks c{0.200, 0.215, 0.004};  // device idle 4 us after our stream: nothing else ran
+  EXPECT_FALSE(outside_stream(c, k));
+  EXPECT_DOUBLE_EQ(charged_ms(c, k), 0.200);
+}
+
+TEST(TimingStats, WorkOnAnotherStreamIsChargedTheDeviceWideTime) {
+  clock_check k;
+  k.null_wall_ms = 0.010;
+  // The candidate's stream saw 5 us; the device was busy 0.9 ms longer (its own stream).
+  call_clocks c{0.005, 0.930, 0.900};
+  EXPECT_TRUE(outside_stream(c, k));
+  EXPECT_NEAR(charged_ms(c, k), 0.920, 1e-12);
+  // Never charged less than the events say.
+  call_clocks d{0.300, 0.200, 0.100};
+  EXPECT_DOUBLE_EQ(charged_ms(d, k), 0.300);
+}
+
+TEST(TimingStats, ATailWithinJitterIsNotOutsideWork) {
+  clock_check k;
+  EXPECT_FALSE(outside_stream({1.0, 1.1, 0.04}, k));   // 40 us after a 1 ms call: a host hiccup
+  EXPECT_TRUE(outside_stream({1.0, 1.5, 0.4}, k));     // 400 us: work
+  EXPECT_FALSE(outside_stream({10.0, 10.6, 0.5}, k));  // 5% of a 10 ms call
+}
+
+TEST(TimingStats, WallExceedingEventsOverManyCalls) {
+  clock_check k;
+  k.null_wall_ms = 0.01;
+  std::vector<call_clocks> honest(9, call_clocks{0.2, 0.215, 0.0});
+  EXPECT_FALSE(wall_exceeds_events(honest, k));
+  std::vector<call_clocks> hidden(9, call_clocks{0.02, 0.31, 0.0});
+  EXPECT_TRUE(wall_exceeds_events(hidden, k));
+  EXPECT_FALSE(wall_exceeds_events({}, k));
+}
+
+TEST(TimingStats, Roofline) {
+  // 1 GB at 4 TB/s: 0.25 ms; FLOPs bound when larger.
+  EXPECT_NEAR(roofline_ms(1e9, 0, 4e12, 0), 0.25, 1e-12);
+  EXPECT_NEAR(roofline_ms(1e6, 1e12, 4e12, 50e12), 20.0, 1e-9);
+  EXPECT_DOUBLE_EQ(roofline_ms(1e9, 1e9, 0, 0), 0.0);
+}
+
+}  // namespace
+}  // namespace crucible::kernels

@@ -26,6 +26,10 @@ double cv(const std::vector<double>& v) {
   return std::sqrt(ss / static_cast<double>(v.size() - 1)) / std::abs(m);
 }
 
+bool stop_early(int bucket, int buckets, double slowdown, double eager_ms, double candidate_ms) {
+  return bucket == 0 && buckets > 1 && slowdown > 0 && candidate_ms > slowdown * eager_ms;
+}
+
 bool outside_stream(const call_clocks& c, const clock_check& k) {
   return c.device_tail_ms > k.tail_abs_ms + k.tail_rel * c.event_ms;
 }

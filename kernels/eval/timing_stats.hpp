@@ -2,6 +2,9 @@
 // The arithmetic of the timing protocol (DESIGN.md §5), shared by the CPU and CUDA sides of the eval worker
 // and testable without either: summaries of trials and buckets, and the cross-check of a CUDA call's clocks
 // (stream events against host wall time against a device-wide synchronize).
+#include <cstdio>
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace crucible::kernels {
@@ -10,6 +13,34 @@ double median(std::vector<double> v);
 double mean(const std::vector<double>& v);
 /// Coefficient of variation (sample standard deviation over the mean); 0 for fewer than two values.
 double cv(const std::vector<double>& v);
+
+/// Early stop: after the first of several buckets, a candidate slower than eager by more than `slowdown`
+/// cannot win and is not timed further (slowdown <= 0: never).
+bool stop_early(int bucket, int buckets, double slowdown, double eager_ms, double candidate_ms);
+
+/// The variance gate: while a run of buckets spreads (CV of its bucket speedups) more than `max_spread`, and
+/// neither failed nor stopped early, run the buckets again, at most `max_reruns` times, keeping the steadier
+/// run; a failed re-run fails the whole. `Run` has `failed`, `early_stop` and `spread`; `again()` returns a
+/// new Run. Each re-run is noted in `notes`; `reruns` counts them.
+template <class Run, class Again>
+Run variance_gate(Run best, double max_spread, int max_reruns, Again again, int& reruns,
+                  std::vector<std::string>& notes) {
+  reruns = 0;
+  while (!best.failed && !best.early_stop && best.spread > max_spread && reruns < max_reruns) {
+    ++reruns;
+    char line[128];
+    std::snprintf(line, sizeof line, "variance gate: bucket speedup CV %.4g > %.4g, buckets re-run",
+                  best.spread, max_spread);
+    notes.push_back(line);
+    Run next = again();
+    if (next.failed) {
+      best.failed = true;
+      break;
+    }
+    if (next.spread <= best.spread) best = std::move(next);
+  }
+  return best;
+}
 
 /// The clocks of one timed CUDA call. The host takes t0 just before the call, then records an event on
 /// the candidate's stream, waits for that stream (t_stream) and then for the whole device (t_device).

@@ -690,7 +690,7 @@ class cuda_session {
         b.graph_ms.push_back(mg);
         b.graph_speedups.push_back(mc > 0 ? mg / mc : 0.0);
       }
-      if (k == 0 && buckets > 1 && opt_.early_stop_slowdown > 0 && mc > opt_.early_stop_slowdown * me) {
+      if (stop_early(k, buckets, opt_.early_stop_slowdown, me, mc)) {
         b.early_stop = true;
         r_.notes.push_back("early stop: candidate " + fmt(mc / std::max(me, 1e-9)) +
                            "x slower than eager in the first bucket");
@@ -756,19 +756,10 @@ class cuda_session {
       if (!timed_side(side::candidate, set, ignored, scratch)) return;
     }
 
-    bucket_run best = run_buckets(pool, next);
     int reruns = 0;
-    while (!best.failed && !best.early_stop && best.spread > opt_.max_spread && reruns < opt_.max_reruns) {
-      ++reruns;
-      r_.notes.push_back("variance gate: bucket speedup CV " + fmt(best.spread) + " > " +
-                         fmt(opt_.max_spread) + ", buckets re-run");
-      bucket_run again = run_buckets(pool, next);
-      if (again.failed) {
-        best.failed = true;
-        break;
-      }
-      if (again.spread <= best.spread) best = std::move(again);
-    }
+    bucket_run best = variance_gate(
+        run_buckets(pool, next), opt_.max_spread, opt_.max_reruns, [&] { return run_buckets(pool, next); },
+        reruns, r_.notes);
     if (best.failed) return;
 
     // The host's view against the events over all timed calls: events that miss part of the work.

@@ -60,5 +60,57 @@ TEST(TimingStats, Roofline) {
   EXPECT_DOUBLE_EQ(roofline_ms(1e9, 1e9, 0, 0), 0.0);
 }
 
+TEST(TimingStats, EarlyStopOnlyAfterTheFirstOfSeveralBuckets) {
+  EXPECT_TRUE(stop_early(0, 7, 5.0, 1.0, 6.0));
+  EXPECT_FALSE(stop_early(0, 7, 5.0, 1.0, 4.0));
+  EXPECT_FALSE(stop_early(1, 7, 5.0, 1.0, 60.0));
+  EXPECT_FALSE(stop_early(0, 1, 5.0, 1.0, 60.0));
+  EXPECT_FALSE(stop_early(0, 7, 0.0, 1.0, 60.0));
+}
+
+struct fake_run {
+  bool failed = false, early_stop = false;
+  double spread = 0.0;
+};
+
+TEST(TimingStats, VarianceGateKeepsTheSteadierRunAndStops) {
+  std::vector<std::string> notes;
+  int reruns = -1, calls = 0;
+  std::vector<double> spreads = {0.20, 0.05};
+  auto best = variance_gate(
+      fake_run{false, false, 0.30}, 0.10, 3,
+      [&] {
+        return fake_run{false, false, spreads[calls++]};
+      },
+      reruns, notes);
+  EXPECT_EQ(reruns, 2);  // 0.30 -> 0.20 -> 0.05, then steady enough
+  EXPECT_DOUBLE_EQ(best.spread, 0.05);
+  EXPECT_EQ(notes.size(), 2u);
+  // Capped, a failed re-run fails the whole, and an early stop is not re-run.
+  calls = 0;
+  spreads = {0.5, 0.5, 0.5};
+  EXPECT_DOUBLE_EQ(variance_gate(
+                       fake_run{false, false, 0.3}, 0.1, 1,
+                       [&] {
+                         return fake_run{false, false, spreads[calls++]};
+                       },
+                       reruns, notes)
+                       .spread,
+                   0.3);
+  EXPECT_EQ(reruns, 1);
+  EXPECT_TRUE(variance_gate(
+                  fake_run{false, false, 0.3}, 0.1, 2,
+                  [] {
+                    return fake_run{true, false, 0};
+                  },
+                  reruns, notes)
+                  .failed);
+  EXPECT_EQ(variance_gate(
+                fake_run{false, true, 0.3}, 0.1, 2, [] { return fake_run{}; }, reruns, notes)
+                .spread,
+            0.3);
+  EXPECT_EQ(reruns, 0);
+}
+
 }  // namespace
 }  // namespace crucible::kernels

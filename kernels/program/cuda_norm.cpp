@@ -4,9 +4,9 @@
 //   instance_norm  a group per (n, c): S contiguous elements
 //   group_norm     a group per (n, group): (C/groups)*S contiguous elements
 // The variance is biased (torch training-mode normalization). The prologue is recomputed by every pass.
-//   two_pass  three kernels: partial statistics (P blocks per group, each a mean and then a sum of squared
-//             deviations over its slice), a merge of the P partials per group (Chan's formula, in order:
-//             deterministic), and a normalize kernel over every element with the epilogue fused
+//   two_pass  three kernels: partial statistics (P blocks per group, each a Welford mean and sum of squared
+//             deviations over its slice, one read), a merge of the P partials per group (Chan's formula, in
+//             order: deterministic), and a normalize kernel over every element with the epilogue fused
 //   fused     one kernel, a block per group: Welford per thread, merged over the block, then the block
 //             normalizes its own group (two reads of the input instead of three)
 #include <algorithm>
@@ -73,6 +73,15 @@ cuda_group_code emit_cuda_channel_norm_group(const cuda_group_ctx& g) {
       cuda_ew_statements(g, k + 1, p.last, "v", "i") + "out[i] = v;\n";
   const std::string merge = replace_all(merge_fn, "$merge", g.fn + "_merge");
   const int threads = 256;
+  // Merges every thread's Welford state (n, m, q) over the block: thread 0 ends with the block's (tn, tm,
+  // tq). Needs __shared__ sn/sm/sq[32] and lane, warp, nw.
+  const std::string welford_block =
+      "for (int o = 16; o > 0; o >>= 1) {\nconst float n2 = __shfl_down_sync(0xffffffffu, n, o), m2 = "
+      "__shfl_down_sync(0xffffffffu, m, o), q2 = __shfl_down_sync(0xffffffffu, q, o);\n" +
+      g.fn + "_merge(n, m, q, n2, m2, q2);\n}\n" +
+      "if (lane == 0) {\nsn[warp] = n;\nsm[warp] = m;\nsq[warp] = q;\n}\n__syncthreads();\n" +
+      "float tn = 0.0f, tm = 0.0f, tq = 0.0f;\nif (threadIdx.x == 0) {\nfor (int w = 0; w < nw; ++w) " +
+      g.fn + "_merge(tn, tm, tq, sn[w], sm[w], sq[w]);\n}\n";
   std::string c, host;
   host = g.signature() + "\n(void)X;\n(void)ws;\ncudaStream_t st = (cudaStream_t)ctx->stream;\n";
   cuda_group_code out;
@@ -87,13 +96,9 @@ cuda_group_code emit_cuda_channel_norm_group(const cuda_group_ctx& g) {
     c += "float n = 0.0f, m = 0.0f, q = 0.0f;\n";
     c += "for (long long e = threadIdx.x; e < " + ll(cnt) + "; e += blockDim.x) {\n" + load +
          "n += 1.0f;\nconst float d = v - m;\nm += d / n;\nq += d * (v - m);\n}\n";
-    c += "for (int o = 16; o > 0; o >>= 1) {\nconst float n2 = __shfl_down_sync(0xffffffffu, n, o), m2 = "
-         "__shfl_down_sync(0xffffffffu, m, o), q2 = __shfl_down_sync(0xffffffffu, q, o);\n" +
-         g.fn + "_merge(n, m, q, n2, m2, q2);\n}\n";
-    c += "if (lane == 0) {\nsn[warp] = n;\nsm[warp] = m;\nsq[warp] = q;\n}\n__syncthreads();\n";
-    c += "if (threadIdx.x == 0) {\nfloat tn = 0.0f, tm = 0.0f, tq = 0.0f;\nfor (int w = 0; w < nw; ++w) " +
-         g.fn + "_merge(tn, tm, tq, sn[w], sm[w], sq[w]);\nsmean = tm;\nsrstd = rsqrtf(tq / tn + " + eps +
-         ");\n}\n__syncthreads();\n";
+    c += welford_block;
+    c +=
+        "if (threadIdx.x == 0) {\nsmean = tm;\nsrstd = rsqrtf(tq / tn + " + eps + ");\n}\n__syncthreads();\n";
     c += "const float mean = smean, rstd = srstd;\n";
     c += "for (long long e = threadIdx.x; e < " + ll(cnt) + "; e += blockDim.x) {\n" + load + norm + "}\n";
     c += "__syncthreads();\n}\n}\n";
@@ -107,16 +112,18 @@ cuda_group_code emit_cuda_channel_norm_group(const cuda_group_ctx& g) {
     out.scratch_floats = 2 * G * P + 2 * G;
     c += merge;
     c += "__global__ void " + g.fn + "_part(const float* __restrict__ in, float* __restrict__ part" + side +
-         ") {\n__shared__ float sh[32];\n";
+         ") {\n__shared__ float sn[32], sm[32], sq[32];\n";
+    c += "const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;\n";
     c += "for (long long b = blockIdx.x; b < " + ll(G * P) + "; b += gridDim.x) {\n";
     c += "const long long gr = b / " + ll(P) + ", e0 = (b % " + ll(P) + ") * " + ll(chunk) + ";\n";
     c += "const long long e1 = e0 + " + ll(chunk) + " < " + ll(cnt) + " ? e0 + " + ll(chunk) + " : " +
          ll(cnt) + ";\n";
-    c += "float a = 0.0f;\nfor (long long e = e0 + threadIdx.x; e < e1; e += blockDim.x) {\n" + load +
-         "a += v;\n}\nconst float m = cru_block_sum(a, sh) / (float)(e1 > e0 ? e1 - e0 : 1);\n";
-    c += "a = 0.0f;\nfor (long long e = e0 + threadIdx.x; e < e1; e += blockDim.x) {\n" + load +
-         "v -= m;\na += v * v;\n}\na = cru_block_sum(a, sh);\n";
-    c += "if (threadIdx.x == 0) {\npart[2 * b] = m;\npart[2 * b + 1] = a;\n}\n}\n}\n";
+    // One read of the slice: Welford per thread, merged over the warp and then the block (Chan's formula).
+    c += "float n = 0.0f, m = 0.0f, q = 0.0f;\nfor (long long e = e0 + threadIdx.x; e < e1; e += blockDim.x) "
+         "{\n" +
+         load + "n += 1.0f;\nconst float d = v - m;\nm += d / n;\nq += d * (v - m);\n}\n";
+    c += welford_block;
+    c += "if (threadIdx.x == 0) {\npart[2 * b] = tm;\npart[2 * b + 1] = tq;\n}\n__syncthreads();\n}\n}\n";
     c += "__global__ void " + g.fn + "_stats(const float* __restrict__ part, float* __restrict__ stats) {\n";
     c += "for (long long gr = blockIdx.x * (long long)blockDim.x + threadIdx.x; gr < " + ll(G) +
          "; gr += (long long)gridDim.x * blockDim.x) {\nfloat n = 0.0f, m = 0.0f, q = 0.0f;\n";

@@ -4,8 +4,11 @@
 //   warp    one warp per row (threads/32 rows per block): shuffle reductions only; for short rows
 //   online  one block per row; softmax/log_softmax: running max and rescaled sum in one pass (2 passes in
 //           all); layer_norm: shifted sum and sum of squares in one pass (2 in all)
-// Passes recompute the prologue from the input instead of materializing it. After a row_reduce the
-// epilogue runs on the row's result (its [rows] element). Knobs: threads per block, math.
+// Passes recompute the prologue from the input instead of materializing it, except in a block whose row
+// fits its registers (at most 32 values a thread): softmax, log_softmax and the norms then read the row once
+// (float4 loads when the row allows), keep the prologued values in registers for every pass and write it
+// once, as a memory-bound kernel must. After a row_reduce the epilogue runs on the row's result (its [rows]
+// element). Knobs: threads per block, math.
 #include <algorithm>
 
 #include "kernels/program/cuda_groups.hpp"
@@ -59,7 +62,79 @@ cuda_group_code emit_cuda_row_group(const cuda_group_ctx& g) {
   s += "const " + I + " base = r * " + C + ";\nconst float* __restrict__ x = in + base;\n";
   const std::string lead = warp ? "lane == 0" : "threadIdx.x == 0";
 
-  if (kind_of(op) == chain_op_kind::row_reduce) {
+  // Values a thread holds when the row is cached in registers (block strategy only).
+  const bool vec = cols % 4 == 0;
+  const int64_t per = vec ? (cols / 4 + threads - 1) / threads * 4 : (cols + threads - 1) / threads;
+  const bool cached = !warp && !online && kind_of(op) != chain_op_kind::row_reduce && per <= 32;
+
+  if (cached) {
+    // vals[i * W + j]: element c = (threadIdx.x + i * T) * W + j of the row, W = 4 with float4 access.
+    const int W = vec ? 4 : 1;
+    const std::string T = std::to_string(threads), NI = std::to_string(per / W), Wn = std::to_string(W);
+    const std::string units = std::to_string(cols / W);
+    const std::string head = "#pragma unroll\nfor (int i = 0; i < " + NI +
+                             "; ++i) {\nconst int u = threadIdx.x + i * " + T + ";\nif (u < " + units +
+                             ") {\n";
+    const std::string inner = "#pragma unroll\nfor (int j = 0; j < " + Wn + "; ++j) {\nconst int c = u * " +
+                              Wn + " + j;\n(void)c;\n";
+    auto each = [&](const std::string& body) {  // body sees c and e = vals[i * W + j]
+      return head + inner + "float& e = vals[i * " + Wn + " + j];\n" + body + "}\n}\n}\n";
+    };
+    s += "float vals[" + std::to_string(per) + "];\n";
+    if (vec)  // rows are 16-byte aligned when the tensors are; scalar accesses otherwise (a uniform branch)
+      s += "const bool al = ((reinterpret_cast<unsigned long long>(x) | reinterpret_cast<unsigned long "
+           "long>(out + "
+           "base)) & 15ull) == 0;\n";
+    // Load (and prologue) once.
+    s += head;
+    if (vec)
+      s += "float ld[4];\nif (al) {\nconst float4 q = reinterpret_cast<const float4*>(x)[u];\nld[0] = q.x;\n"
+           "ld[1] = q.y;\nld[2] = q.z;\nld[3] = q.w;\n} else {\nfor (int j = 0; j < 4; ++j) ld[j] = x[u * 4 "
+           "+ j];\n}\n";
+    else
+      s += "const float ld[1] = {x[u]};\n";
+    s += inner + "float v = ld[j];\n" + cuda_ew_statements(g, p.first, k - 1, "v", "base + c") + "vals[i * " +
+         Wn + " + j] = v;\n}\n}\n}\n";
+    // The final pass: f(e) -> v, the epilogue, one store (float4 when vectorized and aligned).
+    auto store = [&](const std::string& f) {
+      std::string b = head + "float o[" + Wn + "];\n" + inner + "const float e = vals[i * " + Wn +
+                      " + j];\nfloat v = " + f + ";\n" +
+                      cuda_ew_statements(g, k + 1, p.last, "v", "base + c") + "o[j] = v;\n}\n";
+      b += vec ? "if (al) {\nreinterpret_cast<float4*>(out + base)[u] = make_float4(o[0], o[1], o[2], "
+                 "o[3]);\n} else "
+                 "{\nfor (int j = 0; j < 4; ++j) out[base + u * 4 + j] = o[j];\n}\n"
+               : "out[base + u] = o[0];\n";
+      return b + "}\n}\n";
+    };
+    const std::string eps = cuda_float(attr_of(op, "eps"));
+    if (op.op == "softmax" || op.op == "log_softmax") {
+      s += "float mx = -INFINITY;\n" + each("mx = fmaxf(mx, e);\n") + "mx = " + red("max", "mx") + ";\n";
+      if (op.op == "softmax") {
+        s += "float sm = 0.0f;\n" + each("e = " + EXP + "(e - mx);\nsm += e;\n") +
+             "sm = " + red("sum", "sm") + ";\nconst float inv = 1.0f / sm;\n";
+        s += store("e * inv");
+      } else {
+        s += "float sm = 0.0f;\n" + each("sm += " + EXP + "(e - mx);\n") + "sm = " + red("sum", "sm") +
+             ";\nconst float lse = mx + " + LOG + "(sm);\n";
+        s += store("e - lse");
+      }
+    } else if (op.op == "layer_norm") {
+      std::string aff = op.args.size() > 0 ? " * w_[c]" : "";
+      if (op.args.size() > 1) aff += " + b_[c]";
+      // Two exact passes over the registers: the mean, then the mean squared deviation.
+      s += "float sa = 0.0f;\n" + each("sa += e;\n") + "const float mean = " + red("sum", "sa") + " / " +
+           cuda_float(cols) + ";\n";
+      s += "float sq = 0.0f;\n" + each("const float d = e - mean;\nsq += d * d;\n") +
+           "const float rstd = " + rsqrt(red("sum", "sq") + " / " + cuda_float(cols) + " + " + eps) + ";\n";
+      s += store("(e - mean) * rstd" + aff);
+    } else {  // rms_norm
+      const std::string aff = op.args.empty() ? "" : " * w_[c]";
+      s += "float sq = 0.0f;\n" + each("sq += e * e;\n") +
+           "const float rstd = " + rsqrt(red("sum", "sq") + " / " + cuda_float(cols) + " + " + eps) + ";\n";
+      s += store("e * rstd" + aff);
+    }
+    s += "}\n";
+  } else if (kind_of(op) == chain_op_kind::row_reduce) {
     const bool max = op.op == "row_max";
     s += std::string("float acc = ") + (max ? "-INFINITY" : "0.0f") + ";\n" + loop + P +
          (max ? "acc = fmaxf(acc, v);\n}\n" : "acc += v;\n}\n");

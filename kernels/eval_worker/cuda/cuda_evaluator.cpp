@@ -65,6 +65,19 @@ bool sticky(cudaError_t e) {
   }
 }
 
+// LibTorch's caching allocator keeps what an evaluation freed, and a CUDA graph's private pool stays
+// reserved after the graph is gone until the cache is emptied. Task after task that fills the device; a
+// capture that then needs memory would make the allocator free cached blocks mid-capture, which invalidates
+// the capture. So the cache is emptied whenever less than half the device is free (outside any capture).
+void relieve_memory_pressure() {
+  size_t free_b = 0, total_b = 0;
+  if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) {
+    cudaGetLastError();
+    return;
+  }
+  if (free_b < total_b / 2) c10::cuda::CUDACachingAllocator::emptyCache();  // throws if the allocator is broken
+}
+
 std::string error_text(cudaError_t e) {
   return "CUDA error " + std::to_string(static_cast<int>(e)) + " (" + cudaGetErrorName(e) +
          "): " + cudaGetErrorString(e);
@@ -703,6 +716,7 @@ class cuda_session {
 
   void timing() {
     const int sets = std::max(1, opt_.input_sets);
+    relieve_memory_pressure();
     std::vector<device_set> pool(static_cast<size_t>(sets));
     int graphs = 0;
     std::string graph_error;
@@ -733,6 +747,11 @@ class cuda_session {
           end_broken_capture();
           (void)g.release();  // its state refers to a capture that no longer exists: leaked, never reset
           m_.uncapturable.insert(req_.task.name);
+          // The allocator still counts that capture as under way (no public call undoes it) and would fail
+          // every later out-of-memory retry: this evaluation finishes, then a fresh worker takes over.
+          m_.must_exit = true;
+          r_.notes.push_back("worker retired after this evaluation: a failed capture leaves LibTorch's "
+                             "allocator unusable");
         }
       }
     }
@@ -888,6 +907,7 @@ bench_result cuda_evaluator::evaluate(const eval_request& req, const std::string
       return done();
     }
     auto t_load = clock_type::now();
+    relieve_memory_pressure();
     cuda_session s(req, **ref, lib.fn(), m, r);
     s.run();
     if (s.leaked()) lib.leak();
@@ -905,8 +925,10 @@ bench_result cuda_evaluator::evaluate(const eval_request& req, const std::string
       cudaGetLastError();
       std::string what = e.what();
       r.status = "error";
-      r.error = "evaluation failed: " + what.substr(0, what.find('\n'));
-      if (what.find("out of memory") != std::string::npos) c10::cuda::CUDACachingAllocator::emptyCache();
+      // LibTorch failed inside the worker (out of memory, an allocator assertion): its state cannot be
+      // trusted afterwards, so this worker answers and a fresh one takes the next evaluation.
+      r.error = "evaluation failed: " + what.substr(0, what.find('\n')) + " (worker retired)";
+      m.must_exit = true;
     }
   } catch (...) {
     r.status = "error";

@@ -34,6 +34,11 @@ bool outside_stream(const call_clocks& c, const clock_check& k) {
   return c.device_tail_ms > k.tail_abs_ms + k.tail_rel * c.event_ms;
 }
 
+bool tails_are_evidence(int tails, int calls, double max_tail_ms, double proof_ms) {
+  if (tails <= 0) return false;
+  return max_tail_ms > proof_ms || (tails >= 2 && 2 * tails >= calls);
+}
+
 double charged_ms(const call_clocks& c, const clock_check& k) {
   if (!outside_stream(c, k)) return c.event_ms;
   return std::max(c.event_ms, c.wall_ms - k.null_wall_ms);

@@ -64,6 +64,13 @@ struct clock_check {
 /// the legacy default stream) that outlived the call.
 bool outside_stream(const call_clocks& c, const clock_check& k);
 
+/// Whether a phase's device tails prove work outside the candidate's stream: one tail longer than
+/// proof_ms does; shorter ones do when they are the rule, at least 2 and at least half of the phase's
+/// calls. A host preempted between its two waits makes isolated tails (under a busy compiler pool, a few
+/// in a hundred calls); work on another stream makes one at every call it is launched from. Isolated
+/// tails still cost the candidate: charged_ms counts the device-wide time of every call that had one.
+bool tails_are_evidence(int tails, int calls, double max_tail_ms, double proof_ms = 0.5);
+
 /// The milliseconds a call is charged: its event time, or, when work escaped the stream, the host's
 /// device-wide figure (wall less the empty region), whichever is larger. All work counts.
 double charged_ms(const call_clocks& c, const clock_check& k);

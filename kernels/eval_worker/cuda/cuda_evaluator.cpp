@@ -75,7 +75,8 @@ void relieve_memory_pressure() {
     cudaGetLastError();
     return;
   }
-  if (free_b < total_b / 2) c10::cuda::CUDACachingAllocator::emptyCache();  // throws if the allocator is broken
+  if (free_b < total_b / 2)
+    c10::cuda::CUDACachingAllocator::emptyCache();  // throws if the allocator is broken
 }
 
 std::string error_text(cudaError_t e) {
@@ -277,6 +278,7 @@ class cuda_session {
     r_.notes.push_back("seed base " + std::to_string(base_seed_));
     auto t0 = clock_type::now();
     correctness();
+    judge_tails("correctness");
     auto t1 = clock_type::now();
     correctness_ms = ms_between(t0, t1);
     if (!opt_.timing) return;
@@ -291,6 +293,7 @@ class cuda_session {
       return;
     }
     timing();
+    judge_tails("timing");
     auto t2 = clock_type::now();
     timing_ms = ms_between(t1, t2);
     if (r_.error.empty()) post_timing();
@@ -504,15 +507,24 @@ class cuda_session {
         mode::timed, nullptr, "the CUDA-graph reference");
   }
 
-  void note_outside(const call_result& c, const std::string& phase) {
+  // Counts the candidate's calls and those whose device tail says work outlived its stream; judge_tails
+  // decides at the end of a phase.
+  void note_outside(const call_result& c) {
+    ++phase_calls_;
     if (!outside_stream(c.clocks, check_)) return;
-    ++outside_calls_;
+    ++phase_tails_;
     max_tail_ms_ = std::max(max_tail_ms_, c.clocks.device_tail_ms);
-    // One long tail is proof; short ones must repeat (a host preempted between the two waits).
-    if (outside_calls_ >= 2 || c.clocks.device_tail_ms > 0.5)
-      evidence("work_outside_stream", "the device was still busy " + fmt(c.clocks.device_tail_ms) +
-                                          " ms after the call's stream had finished (" + phase +
+  }
+
+  void judge_tails(const std::string& phase) {
+    if (tails_are_evidence(phase_tails_, phase_calls_, max_tail_ms_))
+      evidence("work_outside_stream", "the device was still busy up to " + fmt(max_tail_ms_) +
+                                          " ms after the call's stream had finished, in " +
+                                          std::to_string(phase_tails_) + " of " +
+                                          std::to_string(phase_calls_) + " calls (" + phase +
                                           "): work on another stream outlived the call");
+    phase_tails_ = phase_calls_ = 0;
+    max_tail_ms_ = 0;
   }
 
   void check_inputs(const std::vector<at::Tensor>& inputs, const std::vector<at::Tensor>& pristine,
@@ -545,7 +557,7 @@ class cuda_session {
       return c;
     }
     c.called = true;
-    note_outside(res, phase);
+    note_outside(res);
     c.got = std::move(res.at_stream_end);
     at::Tensor after_device = out.clone();
     if (!same(after_device, c.got))
@@ -663,7 +675,7 @@ class cuda_session {
       return false;
     }
     if (s == side::candidate) {
-      note_outside(c, "timing");
+      note_outside(c);
       b.candidate_clocks.push_back(c.clocks);
     }
     ms = charged_ms(c.clocks, check_);
@@ -750,8 +762,9 @@ class cuda_session {
           // The allocator still counts that capture as under way (no public call undoes it) and would fail
           // every later out-of-memory retry: this evaluation finishes, then a fresh worker takes over.
           m_.must_exit = true;
-          r_.notes.push_back("worker retired after this evaluation: a failed capture leaves LibTorch's "
-                             "allocator unusable");
+          r_.notes.push_back(
+              "worker retired after this evaluation: a failed capture leaves LibTorch's "
+              "allocator unusable");
         }
       }
     }
@@ -856,7 +869,7 @@ class cuda_session {
   uint64_t base_seed_ = 0;
   std::mt19937 rng_;
   clock_check check_;
-  int outside_calls_ = 0;
+  int phase_calls_ = 0, phase_tails_ = 0;  // candidate calls this phase, and those with a device tail
   double max_tail_ms_ = 0;
   bool right_after_device_ = true;
   bool leaked_ = false;

@@ -43,6 +43,17 @@ TEST(TimingStats, ATailWithinJitterIsNotOutsideWork) {
   EXPECT_FALSE(outside_stream({10.0, 10.6, 0.5}, k));  // 5% of a 10 ms call
 }
 
+TEST(TimingStats, IsolatedTailsAreHostNoiseATailAtEveryCallIsEvidence) {
+  EXPECT_FALSE(tails_are_evidence(0, 6, 0.0));
+  EXPECT_FALSE(tails_are_evidence(1, 6, 0.06));   // one preempted wait
+  EXPECT_FALSE(tails_are_evidence(2, 6, 0.08));   // two of six: still the exception (seen on an H200 host)
+  EXPECT_FALSE(tails_are_evidence(5, 70, 0.09));  // a few in a timed phase under a busy compiler pool
+  EXPECT_TRUE(tails_are_evidence(3, 6, 0.08));    // half the calls
+  EXPECT_TRUE(tails_are_evidence(6, 6, 0.11));    // a side stream at every call
+  EXPECT_TRUE(tails_are_evidence(1, 70, 0.9));    // one tail this long is proof by itself
+  EXPECT_FALSE(tails_are_evidence(1, 1, 0.06));   // one call alone never convicts on a short tail
+}
+
 TEST(TimingStats, WallExceedingEventsOverManyCalls) {
   clock_check k;
   k.null_wall_ms = 0.01;

@@ -166,7 +166,16 @@ expected<std::vector<std::string>> read_allowed_keys(const std::string& path) {
     int number = 0;
     while (std::getline(lines, line)) {
       ++number;
-      std::string t = trim(line.substr(0, line.find('#')));
+      std::string t = trim(line);
+      // '#' is a Z85 digit, so a comment starts only at a '#' that begins the line or follows a blank
+      // (a key has no blanks), and a line that is exactly a key is a key.
+      if (!is_z85_key(t) && !is_z85_key(value_of(t, "public-key"))) {
+        for (size_t i = 0; i < t.size(); ++i)
+          if (t[i] == '#' && (i == 0 || std::isspace(static_cast<unsigned char>(t[i - 1])))) {
+            t = trim(t.substr(0, i));
+            break;
+          }
+      }
       if (t.empty()) continue;
       std::string v = value_of(t, "public-key");
       if (v.empty()) v = t;

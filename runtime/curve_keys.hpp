@@ -55,7 +55,8 @@ expected<curve_keypair> read_curve_secret(const std::string& path);
 expected<std::string> read_curve_public(const std::string& path);
 
 /// The allowed client keys: `path` is a directory (every regular file in it holding a public-key line), or a
-/// file with one key per line (a bare Z85 key or a public-key line; '#' starts a comment).
+/// file with one key per line (a bare Z85 key or a public-key line; a '#' at the start of a line or after a
+/// blank starts a comment).
 expected<std::vector<std::string>> read_allowed_keys(const std::string& path);
 
 /// read_curve_secret + read_allowed_keys, for a head's config.

@@ -30,7 +30,7 @@ TEST(WireHead, RegistersAPeerAndAcknowledges) {
   EXPECT_EQ(ack.peer_id, "p1");
   EXPECT_EQ(ack.head_id, "head");
   EXPECT_EQ(ack.heartbeat_ms, 100);
-  EXPECT_EQ(ack.liveness, 3);
+  EXPECT_EQ(ack.liveness, 5);
   auto joined = wait_event<peer_joined>(*head, 2s);
   ASSERT_TRUE(joined);
   EXPECT_EQ(joined->peer_id, "p1");
@@ -185,7 +185,9 @@ TEST(WireHead, AnUnregisteredConnectionNeverReceivesWork) {
 }
 
 TEST(WireHead, ASilentPeerIsDeclaredDeadWithItsInFlightIds) {
-  auto head = start_head(fast_head_options());
+  auto opt = fast_head_options();
+  opt.liveness = 3;
+  auto head = start_head(opt);
   raw_peer raw(head->endpoint());
   raw.join("quiet", {{"benchmarker", 2, 0}});
   raw.send(work_credit{"benchmarker", 2});
@@ -222,7 +224,7 @@ TEST(WireHead, HeartbeatsKeepAPeerAlive) {
   auto head = start_head(fast_head_options());
   raw_peer raw(head->endpoint());
   raw.join("alive", {{"compiler", 1, -1}});
-  for (int i = 0; i < 10; ++i) {  // 1 s, three times the liveness window
+  for (int i = 0; i < 15; ++i) {  // 1.5 s, three times the liveness window
     raw.send(heartbeat{uint64_t(i), 0.0});
     std::this_thread::sleep_for(100ms);
   }

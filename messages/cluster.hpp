@@ -112,7 +112,7 @@ struct peer_disconnect {
 };
 
 /// Either way: the answer to a frame the receiver could not use. It never ends the session by itself.
-/// code: malformed | version | protocol | not_registered | unexpected_kind | unknown_request | bad_credit.
+/// code: malformed | version | not_registered | unexpected_kind | unknown_request | bad_credit.
 struct wire_error {
   std::string code;
   std::string message;

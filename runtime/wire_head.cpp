@@ -400,7 +400,7 @@ struct wire_head::impl {
       else if (!offered)
         problem = "role '" + c->role + "' was not offered in ready";
       else if (p.draining)
-        problem = "the peer is draining; it gets no new work";
+        return;  // a credit sent before the peer saw our drain request: no longer wanted, not an error
       else
         total = p.credits[c->role] = std::min(max_credit, p.credits[c->role] + c->count);
     }

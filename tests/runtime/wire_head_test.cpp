@@ -326,6 +326,11 @@ TEST(WireHead, DrainRequestStopsNewWorkAndEndsWithADisconnect) {
   EXPECT_TRUE(d->drain);
   EXPECT_EQ(d->reason, "scale down");
   EXPECT_FALSE(head->send_work("p1", make_work("benchmarker", "b")));  // it still had a credit
+  // A credit that crossed the drain request on the wire is dropped quietly: no error, no new work.
+  raw.send(work_credit{"benchmarker", 1});
+  EXPECT_FALSE(raw.recv(200ms));
+  EXPECT_FALSE(head->dispatch(make_work("benchmarker", "b")));
+  EXPECT_EQ(head->counters().malformed, 0u);
   raw.send(peer_disconnect{"draining", true});
   ASSERT_TRUE(wait_event<peer_draining>(*head, 2s));
   work_result r;

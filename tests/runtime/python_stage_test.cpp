@@ -42,10 +42,11 @@ std::string script_path() {
 // The stage as a child process; its stderr goes to a log the test prints when something fails.
 class stage_process {
  public:
-  stage_process(const std::string& python, std::vector<std::string> args) {
+  stage_process(const std::string& python, std::vector<std::string> args,
+                const std::string& script = script_path()) {
     log_ =
         (fs::temp_directory_path() / ("crucible_py_stage_" + std::to_string(::getpid()) + ".log")).string();
-    std::vector<std::string> argv = {python, "-u", script_path()};
+    std::vector<std::string> argv = {python, "-u", script};
     argv.insert(argv.end(), args.begin(), args.end());
     std::vector<char*> raw;
     for (auto& a : argv) raw.push_back(a.data());
@@ -256,6 +257,45 @@ TEST_F(PythonStage, JoinsACurveHeadWithItsKeyFiles) {
   EXPECT_EQ(left->reason, "disconnected");
   EXPECT_EQ(stage.wait_exit(5s), 0) << stage.log();
   fs::remove_all(dir);
+}
+
+// The smallest worker in docs/wire_protocol.md runs as printed: the documentation cannot drift from the head.
+TEST_F(PythonStage, TheMinimalWorkerInTheDocsWorks) {
+  std::ifstream in(fs::path(CRUCIBLE_TEST_DATA_DIR) / ".." / ".." / "docs" / "wire_protocol.md");
+  ASSERT_TRUE(in);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string doc = ss.str();
+  size_t at = doc.find("The smallest worker");
+  ASSERT_NE(at, std::string::npos);
+  size_t begin = doc.find("```python\n", at);
+  ASSERT_NE(begin, std::string::npos);
+  begin += 10;
+  std::string code = doc.substr(begin, doc.find("```", begin) - begin);
+  auto head = start_head(fast_head_options());
+  ASSERT_TRUE(head);
+  const std::string fixed = "tcp://127.0.0.1:5555";
+  ASSERT_NE(code.find(fixed), std::string::npos);
+  code.replace(code.find(fixed), fixed.size(), head->endpoint());
+  fs::path file = fs::temp_directory_path() / ("crucible_mini_worker_" + std::to_string(::getpid()) + ".py");
+  std::ofstream(file) << code;
+  stage_process worker(python_, {}, file.string());
+  auto joined = wait_event<peer_joined>(*head, 15s);
+  ASSERT_TRUE(joined) << worker.log();
+  EXPECT_EQ(joined->peer_id, "mini");
+  ASSERT_TRUE(wait_event<credit_granted>(*head, 5s));
+  auto d = head->dispatch(make_work("echo", "ping"));
+  ASSERT_TRUE(d) << d.message();
+  auto done = wait_event<work_done>(*head, 5s);
+  ASSERT_TRUE(done) << worker.log();
+  EXPECT_EQ(decode_embedded<control>(done->result.payload.at(0))->command, "ping");
+  ASSERT_TRUE(head->request_drain("mini", "test over"));
+  auto left = wait_event<peer_left>(*head, 5s);
+  ASSERT_TRUE(left) << worker.log();
+  EXPECT_EQ(left->reason, "disconnected");
+  EXPECT_EQ(worker.wait_exit(5s), 0) << worker.log();
+  EXPECT_EQ(head->counters().malformed, 0u);
+  fs::remove(file);
 }
 
 }  // namespace

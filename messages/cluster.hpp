@@ -79,8 +79,9 @@ struct work_item {
   /// The inputs, each a complete envelope (its own version and kind), e.g. a candidate and its
   /// compile_result for a benchmark stage.
   std::vector<std::vector<char>> payload;
-  double timeout_s = 0.0;  ///< how long the head waits for the result (0: no deadline)
-  int32_t attempt = 1;     ///< 1 for the first dispatch, more for a re-dispatch
+  double timeout_s =
+      0.0;              ///< after this long the sender re-dispatches it (0: no deadline); a hint for the peer
+  int32_t attempt = 1;  ///< 1 for the first dispatch, more for a re-dispatch
   MSGPACK_DEFINE_MAP(request_id, role, stage, payload, timeout_s, attempt);
 };
 

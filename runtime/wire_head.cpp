@@ -91,7 +91,11 @@ struct wire_head::impl {
   struct client {
     int unanswered = 0;
     bool delimiter = false;
+    clock_type::time_point asked;
   };
+  // A client whose request the owner never answered is forgotten after this long (ROUTER does not say
+  // when a connection goes away, so this bounds the table).
+  static constexpr std::chrono::minutes client_memory{10};
 
   wire_head_options opt;
   std::string endpoint;
@@ -464,9 +468,13 @@ struct wire_head::impl {
     }
     {
       std::lock_guard<std::mutex> lock(mu);
+      auto now = clock_type::now();
+      for (auto it = clients.begin(); it != clients.end();)
+        it = now - it->second.asked > client_memory ? clients.erase(it) : std::next(it);
       auto& cl = clients[identity];
       ++cl.unanswered;
       cl.delimiter = delimiter;
+      cl.asked = now;
     }
     pending_events.push_back(control_request{to_hex(identity), peer_id, std::move(*c)});
   }

@@ -159,10 +159,11 @@ class wire_head {
   status request_drain(const std::string& peer_id, const std::string& reason);
 
   /// Answers a control_request: `envelope` is a complete encoded frame (e.g. encode(status_report)). Only a
-  /// client with an unanswered control request can be answered. Any thread.
+  /// client with an unanswered control request (of the last 10 minutes) can be answered. Any thread.
   status reply(const std::string& client, std::string envelope);
 
-  /// The next event when no on_event callback is set; nullopt after `timeout`. Any thread.
+  /// The next event when no on_event callback is set; nullopt after `timeout`. Without a callback, events
+  /// accumulate until taken: the owner must keep taking them. Any thread.
   std::optional<wire_event> next_event(std::chrono::milliseconds timeout);
 
   /// The registered peers now. Any thread.

@@ -1,6 +1,9 @@
 // The peer client against the real head (and, for a silent head, against a raw ROUTER).
 #include "runtime/wire_peer.hpp"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -267,12 +270,16 @@ TEST(WirePeer, DetectsASilentHeadAndReconnects) {
 }
 
 TEST(WirePeer, RetriesWithBoundedBackoffWhileNoHeadListens) {
-  // Find a port nobody listens on: bind, read it, close.
-  std::string endpoint;
-  {
-    auto head = start_head();
-    endpoint = head->endpoint();
-  }
+  // A port that is bound but not listening: connections are refused, and no other test can take it.
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  std::string endpoint = "tcp://127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
   auto opt = fast_peer_options(endpoint, {{"compiler", 1, -1}});
   opt.register_timeout = 100ms;
   auto peer = start_peer(opt);
@@ -283,6 +290,8 @@ TEST(WirePeer, RetriesWithBoundedBackoffWhileNoHeadListens) {
   EXPECT_LE(attempts, 8u);
   EXPECT_EQ(peer->state(), peer_state::connecting);
   EXPECT_NE(peer->last_error().find("no answer to ready"), std::string::npos) << peer->last_error();
+  peer.reset();
+  ::close(fd);
 }
 
 TEST(WirePeer, DrainFinishesWorkInHandThenLeaves) {

@@ -373,6 +373,69 @@ TEST(WirePeer, ARefusedRegistrationIsFinalAndSaysWhy) {
   EXPECT_TRUE(head->peers().empty());
 }
 
+TEST(WirePeer, ManyThreadsDispatchingToSeveralPeersAnswerEveryRequestOnce) {
+  // Events through the callback (the I/O thread), dispatch from four threads: the API is thread-safe and
+  // credit is never overspent, whoever calls.
+  std::mutex mu;
+  std::condition_variable cv;
+  std::map<uint64_t, int> answers;
+  auto opt = fast_head_options();
+  opt.on_event = [&](wire_event ev) {
+    if (auto* d = std::get_if<work_done>(&ev)) {
+      std::lock_guard<std::mutex> lock(mu);
+      ++answers[d->result.request_id];
+      cv.notify_all();
+    }
+  };
+  auto head = start_head(opt);
+  std::vector<std::unique_ptr<wire_peer>> peers;
+  for (int i = 0; i < 3; ++i) {
+    auto popt = fast_peer_options(head->endpoint(), {{"compiler", 3, -1}});
+    popt.handler_threads = 2;
+    peers.push_back(start_peer(popt));
+  }
+  for (auto& p : peers) ASSERT_TRUE(p->wait_for(peer_state::registered, 3s));
+  constexpr int per_thread = 150;
+  std::atomic<size_t> max_in_flight{0};
+  std::vector<std::thread> senders;
+  std::vector<std::vector<uint64_t>> sent(4);
+  for (int t = 0; t < 4; ++t)
+    senders.emplace_back([&, t] {
+      for (int i = 0; i < per_thread;) {
+        auto d = head->dispatch(make_work("compiler", "t" + std::to_string(t)));
+        if (!d) {
+          std::unique_lock<std::mutex> lock(mu);
+          cv.wait_for(lock, 20ms);  // no credit anywhere: wait for an answer
+          continue;
+        }
+        sent[t].push_back(d->request_id);
+        ++i;
+        for (const auto& p : head->peers()) {
+          size_t n = p.in_flight.size(), seen = max_in_flight;
+          while (n > seen && !max_in_flight.compare_exchange_weak(seen, n)) {
+          }
+        }
+      }
+    });
+  for (auto& s : senders) s.join();
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, 10s, [&] { return answers.size() == 4 * per_thread; }))
+        << answers.size() << " answers";
+    for (const auto& ids : sent)
+      for (auto id : ids) EXPECT_EQ(answers[id], 1) << "request " << id;
+  }
+  EXPECT_LE(max_in_flight.load(), 3u) << "a peer was sent more work than its credit";
+  uint64_t received = 0;
+  for (auto& p : peers) {
+    auto c = p->counters();
+    EXPECT_LE(c.work_received, c.credits_sent) << "a peer received more than it asked for";
+    received += c.work_received;
+  }
+  EXPECT_EQ(received, 4u * per_thread);
+  EXPECT_EQ(head->counters().stale_results, 0u);
+}
+
 TEST(WirePeer, StartRejectsBadOptions) {
   wire_peer_options opt;
   EXPECT_FALSE(wire_peer::start(opt));  // no endpoint

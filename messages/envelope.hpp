@@ -63,10 +63,9 @@ CRUCIBLE_MESSAGE_KIND(wire_error, "error")
 /// Every kind this schema version knows, for validation and tooling.
 const std::vector<std::string>& known_kinds();
 
-/// Encodes `msg` in an envelope. Never fails for a well-formed struct.
+/// Packs `msg` in an envelope into `buf`.
 template <class T>
-std::string encode(const T& msg, std::string_view from = {}) {
-  msgpack::sbuffer buf;
+void encode_into(msgpack::sbuffer& buf, const T& msg, std::string_view from = {}) {
   msgpack::packer<msgpack::sbuffer> pk(buf);
   pk.pack_map(4);
   pk.pack(std::string("v"));
@@ -77,14 +76,22 @@ std::string encode(const T& msg, std::string_view from = {}) {
   pk.pack(std::string(from));
   pk.pack(std::string("body"));
   pk.pack(msg);
+}
+
+/// Encodes `msg` in an envelope. Never fails for a well-formed struct.
+template <class T>
+std::string encode(const T& msg, std::string_view from = {}) {
+  msgpack::sbuffer buf;
+  encode_into(buf, msg, from);
   return std::string(buf.data(), buf.size());
 }
 
 /// encode() as bytes, for the payload of a work_item or work_result (an envelope inside an envelope).
 template <class T>
 std::vector<char> encode_embedded(const T& msg, std::string_view from = {}) {
-  std::string bytes = encode(msg, from);
-  return std::vector<char>(bytes.begin(), bytes.end());
+  msgpack::sbuffer buf;
+  encode_into(buf, msg, from);
+  return std::vector<char>(buf.data(), buf.data() + buf.size());
 }
 
 /// A decoded envelope whose body is still generic msgpack; as<T>() converts it.

@@ -4,13 +4,17 @@ namespace crucible {
 
 const std::vector<std::string>& known_kinds() {
   static const std::vector<std::string> kinds = {
-      message_kind<task_spec>::name,      message_kind<prompt>::name,
-      message_kind<candidate>::name,      message_kind<compile_result>::name,
-      message_kind<bench_result>::name,   message_kind<eval_request>::name,
-      message_kind<verdict>::name,        message_kind<scored_candidate>::name,
-      message_kind<scored_group>::name,   message_kind<group_batch>::name,
-      message_kind<weights_update>::name, message_kind<control>::name,
-      message_kind<status_report>::name};
+      message_kind<task_spec>::name,       message_kind<prompt>::name,
+      message_kind<candidate>::name,       message_kind<compile_result>::name,
+      message_kind<bench_result>::name,    message_kind<eval_request>::name,
+      message_kind<verdict>::name,         message_kind<scored_candidate>::name,
+      message_kind<scored_group>::name,    message_kind<group_batch>::name,
+      message_kind<weights_update>::name,  message_kind<control>::name,
+      message_kind<status_report>::name,   message_kind<peer_ready>::name,
+      message_kind<peer_registered>::name, message_kind<heartbeat>::name,
+      message_kind<work_item>::name,       message_kind<work_result>::name,
+      message_kind<work_credit>::name,     message_kind<peer_disconnect>::name,
+      message_kind<wire_error>::name};
   return kinds;
 }
 

@@ -12,6 +12,7 @@
 #include <msgpack.hpp>
 
 #include "messages/candidate.hpp"
+#include "messages/cluster.hpp"
 #include "messages/control.hpp"
 #include "messages/evaluation.hpp"
 #include "messages/expected.hpp"
@@ -48,16 +49,23 @@ CRUCIBLE_MESSAGE_KIND(group_batch, "group_batch")
 CRUCIBLE_MESSAGE_KIND(weights_update, "weights_update")
 CRUCIBLE_MESSAGE_KIND(control, "control")
 CRUCIBLE_MESSAGE_KIND(status_report, "status_report")
+CRUCIBLE_MESSAGE_KIND(peer_ready, "ready")
+CRUCIBLE_MESSAGE_KIND(peer_registered, "registered")
+CRUCIBLE_MESSAGE_KIND(heartbeat, "heartbeat")
+CRUCIBLE_MESSAGE_KIND(work_item, "work")
+CRUCIBLE_MESSAGE_KIND(work_result, "work_result")
+CRUCIBLE_MESSAGE_KIND(work_credit, "credit")
+CRUCIBLE_MESSAGE_KIND(peer_disconnect, "disconnect")
+CRUCIBLE_MESSAGE_KIND(wire_error, "error")
 
 #undef CRUCIBLE_MESSAGE_KIND
 
 /// Every kind this schema version knows, for validation and tooling.
 const std::vector<std::string>& known_kinds();
 
-/// Encodes `msg` in an envelope. Never fails for a well-formed struct.
+/// Packs `msg` in an envelope into `buf`.
 template <class T>
-std::string encode(const T& msg, std::string_view from = {}) {
-  msgpack::sbuffer buf;
+void encode_into(msgpack::sbuffer& buf, const T& msg, std::string_view from = {}) {
   msgpack::packer<msgpack::sbuffer> pk(buf);
   pk.pack_map(4);
   pk.pack(std::string("v"));
@@ -68,7 +76,22 @@ std::string encode(const T& msg, std::string_view from = {}) {
   pk.pack(std::string(from));
   pk.pack(std::string("body"));
   pk.pack(msg);
+}
+
+/// Encodes `msg` in an envelope. Never fails for a well-formed struct.
+template <class T>
+std::string encode(const T& msg, std::string_view from = {}) {
+  msgpack::sbuffer buf;
+  encode_into(buf, msg, from);
   return std::string(buf.data(), buf.size());
+}
+
+/// encode() as bytes, for the payload of a work_item or work_result (an envelope inside an envelope).
+template <class T>
+std::vector<char> encode_embedded(const T& msg, std::string_view from = {}) {
+  msgpack::sbuffer buf;
+  encode_into(buf, msg, from);
+  return std::vector<char>(buf.data(), buf.data() + buf.size());
 }
 
 /// A decoded envelope whose body is still generic msgpack; as<T>() converts it.
@@ -108,6 +131,12 @@ expected<T> decode_as(std::string_view bytes) {
   auto env = decode(bytes);
   if (!env) return env.err();
   return env->template as<T>();
+}
+
+/// decode_as for an embedded envelope (a work_item or work_result payload element).
+template <class T>
+expected<T> decode_embedded(const std::vector<char>& bytes) {
+  return decode_as<T>(std::string_view(bytes.data(), bytes.size()));
 }
 
 }  // namespace crucible

@@ -75,4 +75,14 @@ CAF_ADD_ATOM(crucible, crucible, checkpoint_atom, "checkpoint")
 CAF_ADD_ATOM(crucible, crucible, step_atom, "step")
 CAF_ADD_ATOM(crucible, crucible, pid_atom, "worker_pid")
 
+// Cluster messages (messages/cluster.hpp), appended so the ids above keep their values.
+CAF_ADD_TYPE_ID(crucible, (crucible::peer_ready))
+CAF_ADD_TYPE_ID(crucible, (crucible::peer_registered))
+CAF_ADD_TYPE_ID(crucible, (crucible::heartbeat))
+CAF_ADD_TYPE_ID(crucible, (crucible::work_item))
+CAF_ADD_TYPE_ID(crucible, (crucible::work_result))
+CAF_ADD_TYPE_ID(crucible, (crucible::work_credit))
+CAF_ADD_TYPE_ID(crucible, (crucible::peer_disconnect))
+CAF_ADD_TYPE_ID(crucible, (crucible::wire_error))
+
 CAF_END_TYPE_ID_BLOCK(crucible)

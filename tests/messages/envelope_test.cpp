@@ -40,6 +40,14 @@ TEST(Envelope, EveryMessageTypeRoundTrips) {
   expect_round_trip(test::sample_weights());
   expect_round_trip(test::sample_control());
   expect_round_trip(test::sample_status());
+  expect_round_trip(test::sample_ready());
+  expect_round_trip(test::sample_registered());
+  expect_round_trip(test::sample_heartbeat());
+  expect_round_trip(test::sample_work());
+  expect_round_trip(test::sample_work_result());
+  expect_round_trip(test::sample_credit());
+  expect_round_trip(test::sample_disconnect());
+  expect_round_trip(test::sample_wire_error());
 }
 
 TEST(Envelope, FieldsSurviveTheTrip) {
@@ -196,6 +204,14 @@ TEST(Envelope, GoldenBytes) {
   expect_golden(test::sample_weights());
   expect_golden(test::sample_control());
   expect_golden(test::sample_status());
+  expect_golden(test::sample_ready());
+  expect_golden(test::sample_registered());
+  expect_golden(test::sample_heartbeat());
+  expect_golden(test::sample_work());
+  expect_golden(test::sample_work_result());
+  expect_golden(test::sample_credit());
+  expect_golden(test::sample_disconnect());
+  expect_golden(test::sample_wire_error());
 }
 
 }  // namespace

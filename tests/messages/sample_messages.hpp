@@ -140,4 +140,55 @@ inline compile_result sample_compile() {
   return {"g7-3", "0123456789abcdef", false, false, "", "error: expected ';'", 0.3};
 }
 
+inline peer_ready sample_ready() {
+  peer_ready r;
+  r.peer_id = "node1:4242:9f3a";
+  r.node_id = "node1";
+  r.roles = {{"benchmarker", 1, 0}, {"compiler", 2, -1}};
+  r.devices = {{"cuda", 0, "NVIDIA H200", 143771}};
+  r.host = "node1";
+  r.pid = 4242;
+  r.labels = {{"language", "c++"}};
+  return r;
+}
+
+inline peer_registered sample_registered() {
+  return {true, "", "node1:4242:9f3a", "head", 500, 3};
+}
+
+inline heartbeat sample_heartbeat() {
+  return {17, 1764450003.25};
+}
+
+inline work_item sample_work() {
+  work_item w;
+  w.request_id = 981;
+  w.role = "benchmarker";
+  w.stage = "benchmark";
+  w.payload = {encode_embedded(sample_candidate(), "head"), encode_embedded(sample_compile(), "head")};
+  w.timeout_s = 180.0;
+  w.attempt = 2;
+  return w;
+}
+
+inline work_result sample_work_result() {
+  work_result r;
+  r.request_id = 981;
+  r.payload = {encode_embedded(sample_bench(), "node1:4242:9f3a")};
+  r.wall_s = 1.3;
+  return r;
+}
+
+inline work_credit sample_credit() {
+  return {"benchmarker", 2};
+}
+
+inline peer_disconnect sample_disconnect() {
+  return {"scale down", true};
+}
+
+inline wire_error sample_wire_error() {
+  return {"not_registered", "send 'ready' first", 0};
+}
+
 }  // namespace crucible::test

@@ -86,6 +86,17 @@ std::vector<std::pair<std::string, field_ref>> fields_of(config& c) {
       {"verifier.max_believed_speedup", &c.verifier.max_believed_speedup},
       {"dispatch.max_attempts", &c.dispatch.max_attempts},
       {"dispatch.stage_timeout_s", &c.dispatch.stage_timeout_s},
+      {"cluster.listen", &c.cluster.listen},
+      {"cluster.join", &c.cluster.join},
+      {"cluster.heartbeat_ms", &c.cluster.heartbeat_ms},
+      {"cluster.liveness", &c.cluster.liveness},
+      {"cluster.secret_key", &c.cluster.secret_key},
+      {"cluster.server_key", &c.cluster.server_key},
+      {"cluster.authorized_keys", &c.cluster.authorized_keys},
+      {"cluster.node_roles", &c.cluster.node_roles},
+      {"cluster.node_devices", &c.cluster.node_devices},
+      {"cluster.nodes", &c.cluster.nodes},
+      {"plugins", &c.plugins},
   };
 }
 
@@ -197,7 +208,7 @@ status read_field(const YAML::Node& n, const std::string& path, field_ref ref) {
 }
 
 void collect_leaves(const YAML::Node& n, const std::string& prefix, std::vector<std::string>& out) {
-  if (n.IsMap() && prefix != "roles") {
+  if (n.IsMap() && prefix != "roles" && prefix != "cluster.node_roles") {
     for (const auto& kv : n) {
       std::string key = kv.first.as<std::string>();
       collect_leaves(kv.second, prefix.empty() ? key : prefix + "." + key, out);
@@ -285,6 +296,15 @@ status validate(const config& c) {
       return make_error("replay.bucket_edges: expected strictly increasing numbers");
   for (const auto& [role, n] : c.roles)
     if (n < 0) return make_error("roles." + role + ": expected a count >= 0");
+  for (const auto& [role, n] : c.cluster.node_roles)
+    if (n < 0) return make_error("cluster.node_roles." + role + ": expected a count >= 0");
+  if (c.cluster.heartbeat_ms < 10) return make_error("cluster.heartbeat_ms: expected >= 10");
+  if (c.cluster.liveness < 2) return make_error("cluster.liveness: expected >= 2");
+  if (c.cluster.nodes < 0) return make_error("cluster.nodes: expected >= 0");
+  for (auto d : c.cluster.node_devices)
+    if (d < 0) return make_error("cluster.node_devices: expected device indices >= 0");
+  for (const auto& p : c.plugins)
+    if (p.empty()) return make_error("plugins: expected paths of shared libraries, got an empty one");
   return {};
 }
 

@@ -71,6 +71,24 @@ struct dispatch_section {
   double stage_timeout_s = 180;  ///< a stage answer slower than this counts as a lost actor
 };
 
+/// The cluster (docs/cluster.md): a head (`crucible train` with cluster.listen set) and node processes
+/// (`crucible node --join`) that serve pipeline stages for it over ZeroMQ (runtime/wire_head, wire_peer).
+/// One file describes both sides; a node reads the node_* keys, the head the rest.
+struct cluster_section {
+  std::string listen;  ///< the head's endpoint, e.g. tcp://*:5555; empty: everything in one process
+  std::string join;    ///< a node's head endpoint (`--join` overrides it)
+  int64_t heartbeat_ms = 1000;
+  int64_t liveness = 3;  ///< heartbeat intervals of silence after which the other side is dead
+  /// CURVE: this process's key file (the head's server key, or a node's client key); empty: no CURVE.
+  std::string secret_key;
+  std::string server_key;       ///< a node: the head's public key file
+  std::string authorized_keys;  ///< the head: the client public keys it admits (a file, or a directory)
+  /// What a node runs by default (`--roles` overrides): pipeline roles and their counts.
+  std::map<std::string, int64_t> node_roles = {{"compiler", 1}, {"benchmarker", 1}, {"verifier", 1}};
+  std::vector<int64_t> node_devices;  ///< a node's benchmarker devices (empty: cuda.devices); `--devices`
+  int64_t nodes = 0;                  ///< node processes a launch starts (the placement plan; Slurm sets it)
+};
+
 struct config {
   std::string target = "cpu";
   run_section run;
@@ -91,6 +109,9 @@ struct config {
   benchmark_section benchmark;
   kernels::judge_options verifier;
   dispatch_section dispatch;
+  cluster_section cluster;
+  /// Shared libraries that register roles (runtime/plugin_api.hpp), loaded before any actor starts.
+  std::vector<std::string> plugins;
 };
 
 /// Parses YAML text over the defaults, applies `overrides` ("a.b=value", value in YAML syntax), validates.

@@ -8,6 +8,7 @@
 #include "policies/program_policy.hpp"
 #include "runtime/config.hpp"
 #include "runtime/logging.hpp"
+#include "runtime/plugin_loader.hpp"
 #include "runtime/train_session.hpp"
 
 namespace crucible::cli {
@@ -40,6 +41,12 @@ int train_command(const train_args& args) {
   policies::set_intra_op_threads(static_cast<int>(cfg->policy_threads));
   auto registry = std::make_shared<runtime::role_registry>();
   actors::register_builtin_roles(*registry);
+  // Plugins (config `plugins:`) add their roles beside the built-in ones, before any actor starts.
+  if (auto plugins = runtime::load_configured_plugins(*cfg, *registry); !plugins) {
+    std::cerr << "crucible train: " << plugins.message() << "\n";
+    spdlog::shutdown();
+    return 2;
+  }
   std::printf("crucible train: %zu tasks, run directory %s%s\n", (*run)->tasks.size(), (*run)->dir.c_str(),
               resume ? " (resumed)" : "");
   std::fflush(stdout);

@@ -88,6 +88,15 @@ status_report report(conductor_actor* self) {
   s.speedup_best = self->state.best;
   s.wall_s = self->state.run->elapsed_s();
   s.candidates_per_s = s.wall_s > 0 ? static_cast<double>(self->state.scored) / s.wall_s : 0.0;
+  // Per role: the members the conductor dispatches to now and the requests they hold.
+  for (const auto& [role, pool] : self->state.pools) {
+    role_status rs;
+    rs.role = role;
+    rs.actors = static_cast<int32_t>(pool.size());
+    for (const auto& a : pool)
+      if (auto it = self->state.load.find(a.address()); it != self->state.load.end()) rs.busy += it->second;
+    s.roles.push_back(rs);
+  }
   return s;
 }
 

@@ -33,6 +33,29 @@ struct tasks_args {
 };
 int tasks_command(const tasks_args& args);
 
+struct node_args {
+  std::string config_path;  ///< empty: the embedded default
+  std::vector<std::string> overrides;
+  std::string join;   ///< --join tcp://HOST:PORT (else cluster.join)
+  std::string roles;  ///< --roles compiler,benchmarker or compiler=2,benchmarker=1 (else cluster.node_roles)
+  std::string devices;  ///< --devices 0,1 (else cluster.node_devices)
+  std::string node_id;  ///< --node-id (else host-pid)
+};
+int node_command(const node_args& args);
+
+struct control_args {
+  std::string connect;      ///< --connect tcp://HOST:PORT
+  std::string config_path;  ///< for the CURVE key files (cluster.secret_key, cluster.server_key)
+  std::vector<std::string> overrides;
+  std::string role;  ///< scale
+  int count = -1;    ///< scale
+  std::string node;  ///< scale --node
+  double timeout_s = 5.0;
+  bool json = false;
+};
+int status_command(const control_args& args);
+int scale_command(const control_args& args);
+
 struct report_args {
   std::string run_dir;
 };

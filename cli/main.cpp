@@ -1,5 +1,5 @@
-// crucible: train | eval | tasks | report. Thin by design: parse arguments, register the built-in roles, hand
-// over.
+// crucible: train | eval | tasks | report | node | status | scale. Thin by design: parse arguments, register
+// the built-in roles, hand over.
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.hpp"
@@ -40,6 +40,38 @@ int main(int argc, char** argv) {
       "report", "what a run learned: rewards early and late, per-task progress, best speedups");
   r->add_option("run_dir", report.run_dir, "run directory (run.dir of the run)")->required();
 
+  crucible::cli::node_args node;
+  auto* n =
+      app.add_subcommand("node", "join a head and serve pipeline stages (compile, benchmark, verify, ...)");
+  n->add_option("--config", node.config_path, "YAML config file (the cluster's)");
+  n->add_option("--set", node.overrides, "override a config key (repeatable)");
+  n->add_option("--join", node.join, "the head's endpoint, tcp://HOST:PORT (default: cluster.join)");
+  n->add_option("--roles", node.roles, "roles to serve: compiler,benchmarker or compiler=2,benchmarker=1");
+  n->add_option("--devices", node.devices, "CUDA devices for this node's benchmarkers, e.g. 0,1");
+  n->add_option("--node-id", node.node_id, "this node's name (default: host-pid)");
+
+  crucible::cli::control_args status;
+  auto* st = app.add_subcommand("status", "a running head's status: roles, nodes, queues, throughput");
+  st->add_option("--connect", status.connect, "the head's endpoint, tcp://HOST:PORT")->required();
+  st->add_option("--config", status.config_path,
+                 "config with the CURVE key files (cluster.secret_key, server_key)");
+  st->add_option("--set", status.overrides, "override a config key (repeatable)");
+  st->add_option("--timeout", status.timeout_s, "seconds to wait for the answer (default 5)");
+  st->add_flag("--json", status.json, "print the status_report as JSON");
+
+  crucible::cli::control_args scale;
+  auto* sc = app.add_subcommand("scale", "change how many actors of a role a running head has");
+  sc->add_option("--connect", scale.connect, "the head's endpoint, tcp://HOST:PORT")->required();
+  sc->add_option("--role", scale.role, "the role, e.g. benchmarker")->required();
+  sc->add_option("--count", scale.count, "the head's members of the role (with --node: 0 drains the node)")
+      ->required()
+      ->check(CLI::NonNegativeNumber);
+  sc->add_option("--node", scale.node, "a node (its id, or its peer id) instead of the head");
+  sc->add_option("--config", scale.config_path, "config with the CURVE key files");
+  sc->add_option("--set", scale.overrides, "override a config key (repeatable)");
+  sc->add_option("--timeout", scale.timeout_s, "seconds to wait for the answer (default 5)");
+  sc->add_flag("--json", scale.json, "print the status_report after the change as JSON");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& err) {
@@ -50,5 +82,8 @@ int main(int argc, char** argv) {
   if (*e) return crucible::cli::eval_command(eval);
   if (*l) return crucible::cli::tasks_command(tasks);
   if (*r) return crucible::cli::report_command(report);
+  if (*n) return crucible::cli::node_command(node);
+  if (*st) return crucible::cli::status_command(status);
+  if (*sc) return crucible::cli::scale_command(scale);
   return 2;
 }

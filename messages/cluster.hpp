@@ -82,7 +82,9 @@ struct work_item {
   double timeout_s =
       0.0;              ///< after this long the sender re-dispatches it (0: no deadline); a hint for the peer
   int32_t attempt = 1;  ///< 1 for the first dispatch, more for a re-dispatch
-  MSGPACK_DEFINE_MAP(request_id, role, stage, payload, timeout_s, attempt);
+  /// Numeric arguments of the stage (the benchmark stage: best_seen, the task's best verified speedup).
+  std::map<std::string, double> args;
+  MSGPACK_DEFINE_MAP(request_id, role, stage, payload, timeout_s, attempt, args);
 };
 
 /// peer -> head: the answer to one work_item. status: ok | error | unsupported (the peer cannot run it).

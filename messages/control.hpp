@@ -27,6 +27,20 @@ struct role_status {
   MSGPACK_DEFINE_MAP(role, actors, busy, restarts, queued);
 };
 
+/// A node (or external actor) of the cluster as the head sees it.
+struct node_status {
+  std::string peer_id;
+  std::string node_id;
+  std::string host;
+  std::map<std::string, int32_t> roles;  ///< role -> capacity it offered
+  std::vector<std::string> devices;      ///< e.g. "cuda:0 NVIDIA H200"
+  int32_t in_flight = 0;                 ///< work items sent and not yet answered
+  int32_t queued = 0;                    ///< work items waiting at the head for its credit
+  double silent_s = 0.0;                 ///< since the head last heard from it
+  bool draining = false;
+  MSGPACK_DEFINE_MAP(peer_id, node_id, host, roles, devices, in_flight, queued, silent_s, draining);
+};
+
 struct status_report {
   int64_t step = 0;
   int64_t policy_version = 0;
@@ -41,9 +55,11 @@ struct status_report {
   std::map<std::string, double> speedup_best;
   std::vector<role_status> roles;
   double wall_s = 0.0;
+  std::vector<node_status> nodes;  ///< the cluster's nodes (empty in one process)
+  std::string error;               ///< set when a control command could not be carried out
   MSGPACK_DEFINE_MAP(step, policy_version, candidates_generated, candidates_scored, candidates_in_flight,
                      candidates_abandoned, redispatched, candidates_per_s, reward_mean, staleness_mean,
-                     speedup_best, roles, wall_s);
+                     speedup_best, roles, wall_s, nodes, error);
 };
 
 }  // namespace crucible

@@ -85,4 +85,10 @@ CAF_ADD_TYPE_ID(crucible, (crucible::work_credit))
 CAF_ADD_TYPE_ID(crucible, (crucible::peer_disconnect))
 CAF_ADD_TYPE_ID(crucible, (crucible::wire_error))
 
+// The cluster runtime (runtime/cluster_gateway, runtime/node_session), appended likewise.
+CAF_ADD_ATOM(crucible, crucible, join_atom, "join")
+CAF_ADD_ATOM(crucible, crucible, scale_atom, "scale")
+CAF_ADD_ATOM(crucible, crucible, remote_atom, "remote")
+CAF_ADD_ATOM(crucible, crucible, wire_atom, "wire")
+
 CAF_END_TYPE_ID_BLOCK(crucible)

@@ -39,6 +39,7 @@ struct supervisor_state {
   std::map<std::string, std::deque<clock::time_point>> recent_restarts;
   std::map<std::string, caf::message> retained;  // role -> latest publication
   std::vector<caf::actor> subscribers;
+  int next_external = -1;  // external members (remote stages) get negative indices and are never restarted
   caf::actor observer;
   bool stopping = false;
   static inline const char* name = "supervisor";
@@ -105,7 +106,7 @@ caf::behavior supervisor(supervisor_actor* self, std::shared_ptr<const run_conte
     auto [role, index] = it->second;
     self->state.owner.erase(it);
     bool deliberate = dm.reason == caf::exit_reason::normal || dm.reason == caf::exit_reason::user_shutdown;
-    if (self->state.stopping || deliberate) {
+    if (self->state.stopping || deliberate || index < 0) {
       forget(self, role, index);
       notify(self, role);
       if (self->state.stopping && self->state.owner.empty()) self->quit();
@@ -155,6 +156,46 @@ caf::behavior supervisor(supervisor_actor* self, std::shared_ptr<const run_conte
         }
         return report;
       },
+      [=](join_atom, const std::string& role, const caf::actor& a) {
+        // A member started elsewhere (a node's stage, through the cluster gateway): pooled and monitored like
+        // the others, dropped from the pool when it goes, never restarted here.
+        if (self->state.stopping || !a) return;
+        int index = self->state.next_external--;
+        self->monitor(a);
+        self->state.owner[a.address()] = {role, index};
+        self->state.pools[role].push_back({a, index});
+        notify(self, role);
+      },
+      [=](scale_atom, const std::string& role, int32_t count) -> caf::result<int32_t> {
+        // This process's members of a role: started up to `count`, or the newest stopped (an actor stopped
+        // this way finishes the request it is serving; work still queued for it is re-dispatched).
+        if (self->state.stopping) return caf::make_error(caf::sec::runtime_error, "the run is stopping");
+        if (role == "conductor" || role == "learner" || role == "replay_buffer")
+          return caf::make_error(caf::sec::runtime_error,
+                                 "roles." + role + " is exactly 1; it does not scale");
+        if (!self->state.registry->find(role))
+          return caf::make_error(caf::sec::runtime_error, "no such role '" + role + "'");
+        if (count < 0) return caf::make_error(caf::sec::runtime_error, "count must be >= 0");
+        auto& pool = self->state.pools[role];
+        std::vector<int> local;
+        for (const auto& m : pool)
+          if (m.index >= 0) local.push_back(m.index);
+        std::sort(local.begin(), local.end());
+        int have = static_cast<int>(local.size());
+        for (int next = local.empty() ? 0 : local.back() + 1; have < count; ++next, ++have)
+          if (!start_member(self, role, next))
+            return caf::make_error(caf::sec::runtime_error, "could not start " + role);
+        for (int k = static_cast<int>(local.size()) - 1; have > count && k >= 0; --k, --have) {
+          auto it =
+              std::find_if(pool.begin(), pool.end(), [&](const member& m) { return m.index == local[k]; });
+          if (it == pool.end()) continue;
+          caf::actor victim = it->handle;
+          pool.erase(it);  // out of the pool now: no new work reaches it
+          self->send_exit(victim, caf::exit_reason::user_shutdown);
+        }
+        notify(self, role);
+        return count;
+      },
       [=](stop_atom) {
         self->state.stopping = true;
         for (const auto& [role, pool] : self->state.pools)
@@ -173,7 +214,10 @@ expected<caf::actor> spawn_supervisor(caf::actor_system& sys, std::shared_ptr<co
   for (const auto& [role, n] : run->cfg.roles)
     if (n > 0 && !registry->find(role))
       return make_error("roles." + role + ": no such role (known roles: " + known + ")");
+  // A head's pipeline stages may all be served by nodes that join later (cluster.listen).
+  const bool remote_stages = !run->cfg.cluster.listen.empty();
   for (const auto& stage : run->cfg.pipeline) {
+    if (remote_stages) break;
     std::string role = stage == "compile"     ? "compiler"
                        : stage == "benchmark" ? "benchmarker"
                        : stage == "verify"    ? "verifier"

@@ -3,11 +3,13 @@
 #include <atomic>
 #include <csignal>
 #include <cstdio>
+#include <fstream>
 
 #include <spdlog/spdlog.h>
 #include <caf/all.hpp>
 
 #include "messages/type_ids.hpp"
+#include "runtime/cluster_gateway.hpp"
 #include "runtime/supervisor.hpp"
 
 namespace crucible::runtime {
@@ -58,6 +60,23 @@ expected<train_summary> run_training(std::shared_ptr<const run_context> run,
     }
     caf::actor supervisor = *sup;
     const auto& rc = run->cfg.run;
+    // A head: nodes join on cluster.listen and serve pipeline stages beside (or instead of) local actors.
+    caf::actor gateway;
+    if (!run->cfg.cluster.listen.empty()) {
+      auto gw = spawn_cluster_gateway(sys, run, supervisor);
+      if (!gw) {
+        self->send_exit(supervisor, caf::exit_reason::user_shutdown);
+        std::signal(SIGINT, previous_int);
+        std::signal(SIGTERM, previous_term);
+        return gw.err();
+      }
+      gateway = gw->actor;
+      std::ofstream(run->path("cluster_endpoint")) << gw->endpoint << "\n";
+      std::fprintf(stdout, "cluster: listening on %s%s\n", gw->endpoint.c_str(),
+                   gw->public_key.empty() ? "" : (" (CURVE, head key " + gw->public_key + ")").c_str());
+      std::fflush(stdout);
+      spdlog::info("cluster: listening on {}", gw->endpoint);
+    }
     spdlog::info("run {}: {} tasks, {} steps, at most {} minutes", run->dir, run->tasks.size(), rc.max_steps,
                  rc.max_minutes);
     bool finished = false;
@@ -95,6 +114,12 @@ expected<train_summary> run_training(std::shared_ptr<const run_context> run,
           .receive(
               [&](const status_report& r) { summary.conductor = r; },
               [&](caf::error& err) { spdlog::warn("conductor did not drain: {}", caf::to_string(err)); });
+    }
+    // Remote stages served the drain; now the nodes are told the session is over.
+    if (gateway) {
+      self->monitor(gateway);
+      self->send(gateway, stop_atom::value);
+      self->receive([&](caf::down_msg&) {}, caf::after(5s) >> [] {});
     }
     if (learner) {
       self->request(learner, 60s, checkpoint_atom::value)

@@ -25,7 +25,8 @@
 // * Use the header-only parts of Crucible (the message structs of messages/, this header, role_context and
 //   the config it points to), CAF and the standard library. Do not call Crucible functions that are
 //   defined in its .cpp files: they live in the executable's static libraries, are not exported, and
-//   dlopen reports them as undefined symbols.
+//   dlopen reports them as undefined symbols. (A plugin that spawns its own CAF actors exchanging Crucible
+//   messages needs their encoding from messages/*.cpp: it links crucible_messages, its own copy.)
 // * Exceptions must not cross the plugin boundary. CRUCIBLE_PLUGIN catches what registration throws and
 //   reports it as a load error; the host catches what a stage function or a role factory throws and turns it
 //   into a failed stage (re-dispatched, then scored as an error) or a role that could not start. Actors a
@@ -45,6 +46,7 @@
 #include <exception>
 #include <functional>
 #include <string>
+#include <utility>
 
 #include <caf/config.hpp>
 
@@ -106,7 +108,9 @@ struct stage_options {
   /// Spawn the stage's actors detached (a thread each) because the function blocks: subprocesses, I/O, or
   /// computation longer than a few milliseconds. Cheap functions leave it false and share CAF's scheduler.
   bool blocking = false;
-  bool replace = false;  ///< as role_options::replace
+  /// As role_options::replace, for a role an earlier plugin added. A built-in role cannot be replaced by a
+  /// stage: it speaks its own protocol (actors/roles.hpp); replace it with add_role.
+  bool replace = false;
 };
 
 /// What the host hands a plugin's registration function. Owned by the host and valid only during the
@@ -130,7 +134,7 @@ class plugin_host {
   }
 
   /// Fails the load with `message` (e.g. a setting the plugin needs is missing); nothing the plugin
-  /// registered is kept, and the user sees "plugins[i] (path): message".
+  /// registered is kept, and the user sees "plugins[i] (path): registration failed: message".
   void fail(const std::string& message) { do_fail(message); }
 
   /// The absolute path this plugin was loaded from.

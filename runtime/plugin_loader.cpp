@@ -46,6 +46,13 @@ bool valid_role_name(const std::string& role) {
   });
 }
 
+// The roles of actors/ (register_builtin_roles), which answer their own protocols, not the stage request.
+bool is_builtin_role(const std::string& role) {
+  static const std::set<std::string> builtin = {"conductor", "generator",     "compiler", "benchmarker",
+                                                "verifier",  "replay_buffer", "learner"};
+  return builtin.count(role) == 1;
+}
+
 // What a stage may not change: the candidate's identity and bytes (the ledger, the replay store and the
 // content-hash cache rely on them). Empty when nothing of it changed.
 std::string identity_change(const candidate& before, const candidate& after) {
@@ -120,6 +127,11 @@ class host_impl final : public plugin_host {
 
   bool do_add_stage(const std::string& role, stage_function fn, stage_options options) override {
     if (!fn) return refuse("add_stage(\"" + role + "\"): the stage function is empty");
+    if (options.replace && is_builtin_role(role))
+      return refuse(
+          "add_stage cannot replace the built-in role '" + role +
+          "': it speaks its own protocol (actors/roles.hpp), not (stage_atom, scored_candidate); "
+          "replace it with add_role and an actor that speaks that protocol, or add a stage after it");
     if (!admit(role, options.replace)) return false;
     auto shared = std::make_shared<const stage_function>(std::move(fn));
     bool blocking = options.blocking;

@@ -6,7 +6,7 @@
 
 #include "runtime/plugin_api.hpp"
 
-#if defined(TEST_PLUGIN_ACTOR)
+#if defined(TEST_PLUGIN_ACTOR) || defined(TEST_PLUGIN_REPLACE)
 #include <caf/all.hpp>
 
 #include "messages/type_ids.hpp"
@@ -80,17 +80,26 @@ CRUCIBLE_PLUGIN(register_roles)
 
 #elif defined(TEST_PLUGIN_REPLACE)
 
-// Replaces the built-in role `verifier` on purpose.
-void register_roles(cr::plugin_host& host) {
-  cr::stage_options opts;
-  opts.replace = true;
-  host.add_stage(
-      "verifier",
-      [](crucible::scored_candidate c, const cr::role_context&) {
-        c.judged.evidence.push_back("replacement verifier");
-        return c;
+// Replaces the built-in role `verifier` on purpose, with an actor speaking the verifier's protocol.
+caf::behavior replacement_verifier(caf::event_based_actor*) {
+  return {
+      [](crucible::verify_atom, const crucible::candidate& c, const crucible::compile_result&,
+         const crucible::bench_result&) {
+        crucible::verdict v;
+        v.candidate_id = c.id;
+        v.outcome = "pass";
+        v.evidence.push_back("replacement verifier");
+        return v;
       },
-      opts);
+  };
+}
+
+void register_roles(cr::plugin_host& host) {
+  cr::role_options opts;
+  opts.replace = true;
+  host.add_role(
+      "verifier",
+      [](caf::actor_system& sys, const cr::role_context&) { return sys.spawn(replacement_verifier); }, opts);
 }
 CRUCIBLE_PLUGIN(register_roles)
 
@@ -139,6 +148,10 @@ CRUCIBLE_PLUGIN(register_roles)
 void register_roles(cr::plugin_host& host) {
   host.add_stage("verify", [](crucible::scored_candidate c, const cr::role_context&) { return c; });
   host.add_stage("has space", [](crucible::scored_candidate c, const cr::role_context&) { return c; });
+  cr::stage_options replace;
+  replace.replace = true;
+  host.add_stage(
+      "verifier", [](crucible::scored_candidate c, const cr::role_context&) { return c; }, replace);
 }
 CRUCIBLE_PLUGIN(register_roles)
 

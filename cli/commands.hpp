@@ -11,7 +11,10 @@ struct train_args {
   std::vector<std::string> overrides;  ///< --set key=value
   std::string resume_dir;              ///< --resume RUN_DIR
   bool print_config = false;
+  bool dry_run = false;  ///< --dry-run: print the resolved config and the placement plan, start nothing
 };
+/// Under Slurm (SLURM_PROCID set) with cluster.listen in the config, task 0 is the head and every other
+/// task runs the node path (node_command) against it: `srun crucible train --config configs/cluster.yaml`.
 int train_command(const train_args& args);
 
 struct eval_args {
@@ -55,6 +58,12 @@ struct control_args {
 };
 int status_command(const control_args& args);
 int scale_command(const control_args& args);
+
+struct keygen_args {
+  std::string secret_path;  ///< --secret: the key pair (mode 0600; never overwritten)
+  std::string public_path;  ///< --public: the public key alone (what the other side lists)
+};
+int keygen_command(const keygen_args& args);
 
 struct report_args {
   std::string run_dir;

@@ -15,6 +15,9 @@ int main(int argc, char** argv) {
   t->add_option("--resume", train.resume_dir,
                 "continue the run in this run directory from its last checkpoint");
   t->add_flag("--print-config", train.print_config, "print the resolved config and exit");
+  t->add_flag("--dry-run", train.dry_run,
+              "print the resolved config and the placement plan (which process runs which actors on which "
+              "device), start nothing");
 
   crucible::cli::eval_args eval;
   auto* e = app.add_subcommand("eval", "compile, check and time one candidate against the eager reference");
@@ -72,6 +75,12 @@ int main(int argc, char** argv) {
   sc->add_option("--timeout", scale.timeout_s, "seconds to wait for the answer (default 5)");
   sc->add_flag("--json", scale.json, "print the status_report after the change as JSON");
 
+  crucible::cli::keygen_args keygen;
+  auto* k =
+      app.add_subcommand("keygen", "make a CURVE key pair for the cluster (cluster.secret_key and friends)");
+  k->add_option("--secret", keygen.secret_path, "file for the key pair (created with mode 0600)")->required();
+  k->add_option("--public", keygen.public_path, "file for the public key alone");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& err) {
@@ -83,6 +92,7 @@ int main(int argc, char** argv) {
   if (*l) return crucible::cli::tasks_command(tasks);
   if (*r) return crucible::cli::report_command(report);
   if (*n) return crucible::cli::node_command(node);
+  if (*k) return crucible::cli::keygen_command(keygen);
   if (*st) return crucible::cli::status_command(status);
   if (*sc) return crucible::cli::scale_command(scale);
   return 2;

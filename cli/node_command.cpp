@@ -8,6 +8,7 @@
 #include "runtime/config.hpp"
 #include "runtime/logging.hpp"
 #include "runtime/node_session.hpp"
+#include "runtime/plugin_loader.hpp"
 
 namespace crucible::cli {
 
@@ -37,6 +38,11 @@ int node_command(const node_args& args) {
   runtime::init_logging(cfg->run.log_level, (*run)->path("crucible.log"), false);
   auto registry = std::make_shared<runtime::role_registry>();
   actors::register_builtin_roles(*registry);
+  if (auto p = runtime::load_configured_plugins(*cfg, *registry); !p) {
+    std::cerr << "crucible node: " << p.message() << "\n";
+    spdlog::shutdown();
+    return 2;
+  }
   auto summary = runtime::run_node(*run, registry, *opts);
   if (!summary) {
     std::cerr << "crucible node: " << summary.message() << "\n";

@@ -1,0 +1,336 @@
+// The cluster as operators run it: real `crucible` processes on loopback — a head (`crucible train` with
+// cluster.listen), nodes (`crucible node --join`), and `crucible status` / `crucible scale` against the
+// head. Every wait is bounded; every process is killed at the end of its test.
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include <gtest/gtest.h>
+
+extern char** environ;
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using clock_type = std::chrono::steady_clock;
+
+const std::string crucible_bin = std::string(CRUCIBLE_BINARY_DIR) + "/crucible";
+
+// Small, fast settings every process of a test shares (the nodes need the head's task list).
+std::vector<std::string> small_settings() {
+  return {"--set", "tasks.include=[bias_gelu, swiglu_gate]",
+          "--set", "learner.group_size=4",
+          "--set", "learner.groups_per_step=1",
+          "--set", "async.groups_in_flight=2",
+          "--set", "benchmark.seeds=2",
+          "--set", "benchmark.input_sets=2",
+          "--set", "benchmark.warmup=1",
+          "--set", "benchmark.buckets=2",
+          "--set", "benchmark.trials=1",
+          "--set", "policy.d_model=32",
+          "--set", "policy.layers=1",
+          "--set", "policy.heads=2",
+          "--set", "cluster.heartbeat_ms=200",
+          "--set", "run.progress=false",
+          "--set", "run.shutdown_grace_s=20"};
+}
+
+// A child process with its output in a file.
+class process {
+ public:
+  process(std::vector<std::string> args, const std::string& log) : log_(log) {
+    std::vector<char*> argv;
+    args.insert(args.begin(), crucible_bin);
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    if (posix_spawn(&pid_, argv[0], &fa, nullptr, argv.data(), environ) != 0) pid_ = -1;
+    posix_spawn_file_actions_destroy(&fa);
+  }
+  ~process() { kill_now(); }
+  process(const process&) = delete;
+  process& operator=(const process&) = delete;
+
+  pid_t pid() const { return pid_; }
+  void signal(int sig) {
+    if (pid_ > 0 && !exited_) ::kill(pid_, sig);
+  }
+  void kill_now() {
+    if (pid_ <= 0 || exited_) return;
+    ::kill(pid_, SIGKILL);
+    wait_for(5s);
+  }
+  /// Waits for the exit; false if it is still running after `timeout`.
+  bool wait_for(std::chrono::milliseconds timeout) {
+    if (exited_) return true;
+    auto end = clock_type::now() + timeout;
+    while (clock_type::now() < end) {
+      int st = 0;
+      if (waitpid(pid_, &st, WNOHANG) == pid_) {
+        exited_ = true;
+        code_ = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+        return true;
+      }
+      std::this_thread::sleep_for(50ms);
+    }
+    return false;
+  }
+  int exit_code() const { return code_; }
+  std::string output() const {
+    std::ifstream in(log_);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  }
+
+ private:
+  std::string log_;
+  pid_t pid_ = -1;
+  bool exited_ = false;
+  int code_ = -1;
+};
+
+std::vector<std::string> operator+(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+struct cli_result {
+  int code = -1;
+  std::string out;
+};
+
+cli_result run_cli(const std::string& args) {
+  cli_result r;
+  FILE* p = popen((crucible_bin + " " + args + " 2>&1").c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  int st = pclose(p);
+  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+// `crucible status --json`, or null when the head did not answer.
+nlohmann::json status_of(const std::string& endpoint, const std::string& extra = "") {
+  auto r = run_cli("status --json --timeout 3 --connect " + endpoint + " " + extra);
+  if (r.code != 0) return nullptr;
+  try {
+    return nlohmann::json::parse(r.out);
+  } catch (const std::exception&) {
+    return nullptr;
+  }
+}
+
+template <class Pred>
+bool eventually(std::chrono::milliseconds timeout, Pred pred, std::chrono::milliseconds step = 200ms) {
+  auto end = clock_type::now() + timeout;
+  while (clock_type::now() < end) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(step);
+  }
+  return pred();
+}
+
+std::string wait_endpoint(const std::string& run_dir, process& head) {
+  std::string ep;
+  eventually(60s, [&] {
+    std::ifstream in(run_dir + "/cluster_endpoint");
+    return static_cast<bool>(in >> ep) && !ep.empty();
+  });
+  EXPECT_FALSE(ep.empty()) << "the head never wrote its endpoint:\n" << head.output();
+  return ep;
+}
+
+int node_count(const nlohmann::json& s) {
+  return s.is_object() && s.contains("nodes") ? static_cast<int>(s["nodes"].size()) : -1;
+}
+
+fs::path fresh_dir(const std::string& name) {
+  fs::path d = fs::path(CRUCIBLE_BINARY_DIR) / "test-cluster" / name;
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+const std::vector<std::string> remote_stages = {"--set", "roles.compiler=0", "--set", "roles.benchmarker=0",
+                                                "--set", "roles.verifier=0"};
+
+TEST(Cluster, HeadAndTwoNodesTrainAndAKilledNodeLosesNoCandidate) {
+  auto dir = fresh_dir("two_nodes");
+  process head(std::vector<std::string>{"train", "--set", "run.dir=" + (dir / "head").string(), "--set",
+                                        "cluster.listen=tcp://127.0.0.1:0", "--set", "run.max_steps=4",
+                                        "--set", "run.max_minutes=4"} +
+                   remote_stages + small_settings(),
+               (dir / "head.log").string());
+  std::string ep = wait_endpoint((dir / "head").string(), head);
+  ASSERT_FALSE(ep.empty());
+  process n1(
+      std::vector<std::string>{"node", "--join", ep, "--node-id", "n1", "--set", "run.dir=" + dir.string()} +
+          small_settings(),
+      (dir / "n1.log").string());
+  process n2(
+      std::vector<std::string>{"node", "--join", ep, "--node-id", "n2", "--set", "run.dir=" + dir.string(),
+                               "--roles", "compiler=1,benchmarker=1,verifier=1"} +
+          small_settings(),
+      (dir / "n2.log").string());
+  ASSERT_TRUE(eventually(30s, [&] { return node_count(status_of(ep)) == 2; })) << head.output();
+
+  // Kill n2 -9 while it holds work: what it had is re-dispatched to n1.
+  nlohmann::json before;
+  bool busy = eventually(
+      120s,
+      [&] {
+        before = status_of(ep);
+        if (!before.is_object()) return false;
+        for (const auto& n : before["nodes"])
+          if (n["node_id"] == "n2" && n["in_flight"].get<int>() > 0) return true;
+        return false;
+      },
+      100ms);
+  ASSERT_TRUE(busy) << "n2 never held work\n" << head.output();
+  n2.signal(SIGKILL);
+  ASSERT_TRUE(n2.wait_for(5s));
+  EXPECT_TRUE(eventually(10s, [&] { return node_count(status_of(ep)) == 1; }))
+      << "the head still lists the killed node";
+
+  ASSERT_TRUE(head.wait_for(300s)) << "the run did not finish\n" << head.output();
+  EXPECT_EQ(head.exit_code(), 0) << head.output();
+  std::string out = head.output();
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(
+      out, m,
+      std::regex(
+          R"((\d+) candidates generated, (\d+) scored, (\d+) abandoned at the stop, (\d+) lost, (\d+) stage re-dispatches)")))
+      << out;
+  long generated = std::stol(m[1]), scored = std::stol(m[2]), abandoned = std::stol(m[3]),
+       lost = std::stol(m[4]), redispatched = std::stol(m[5]);
+  EXPECT_GT(scored, 0);
+  EXPECT_EQ(lost, 0);
+  EXPECT_EQ(generated, scored + abandoned) << "every candidate is accounted for exactly once";
+  EXPECT_GE(redispatched, 1) << "the killed node's work must have been re-dispatched";
+  EXPECT_EQ(out.find("finished twice"), std::string::npos);
+  std::ifstream log((dir / "head" / "crucible.log").string());
+  std::stringstream ss;
+  ss << log.rdbuf();
+  EXPECT_EQ(ss.str().find("finished twice"), std::string::npos) << "a candidate was counted twice";
+  EXPECT_NE(ss.str().find("n2"), std::string::npos);
+
+  n1.signal(SIGTERM);
+  ASSERT_TRUE(n1.wait_for(60s)) << n1.output();
+  EXPECT_EQ(n1.exit_code(), 0) << n1.output();
+  std::smatch served;
+  const std::string n1_out = n1.output();
+  ASSERT_TRUE(std::regex_search(n1_out, served, std::regex(R"(served (\d+) work items)"))) << n1_out;
+  EXPECT_GT(std::stol(served[1]), 0);
+}
+
+TEST(Cluster, ScalingBenchmarkersShowsInStatusWithinTwoSeconds) {
+  auto dir = fresh_dir("scale");
+  process head(std::vector<std::string>{"train", "--set", "run.dir=" + (dir / "head").string(), "--set",
+                                        "cluster.listen=tcp://127.0.0.1:0", "--set", "run.max_minutes=3",
+                                        "--set", "roles.benchmarker=1", "--set", "run.shutdown_grace_s=5"} +
+                   small_settings(),
+               (dir / "head.log").string());
+  std::string ep = wait_endpoint((dir / "head").string(), head);
+  ASSERT_FALSE(ep.empty());
+  auto benchmarkers = [&] {
+    auto s = status_of(ep);
+    if (!s.is_object() || !s["roles"].contains("benchmarker")) return -1;
+    return s["roles"]["benchmarker"]["actors"].get<int>();
+  };
+  ASSERT_TRUE(eventually(30s, [&] { return benchmarkers() == 1; }));
+  for (int target : {3, 1}) {
+    auto r = run_cli("scale --connect " + ep + " --role benchmarker --count " + std::to_string(target));
+    ASSERT_EQ(r.code, 0) << r.out;
+    auto t0 = clock_type::now();
+    ASSERT_TRUE(eventually(
+        5s, [&] { return benchmarkers() == target; }, 50ms))
+        << target;
+    double s = std::chrono::duration<double>(clock_type::now() - t0).count();
+    EXPECT_LE(s, 2.0) << "benchmarkers " << target << " showed in status after " << s << " s";
+  }
+  auto bad = run_cli("scale --connect " + ep + " --role learner --count 2");
+  EXPECT_NE(bad.code, 0);
+  EXPECT_NE(bad.out.find("exactly 1"), std::string::npos) << bad.out;
+  head.signal(SIGINT);
+  ASSERT_TRUE(head.wait_for(120s)) << head.output();
+  EXPECT_EQ(head.exit_code(), 0) << head.output();
+  EXPECT_NE(head.output().find(" 0 lost"), std::string::npos) << head.output();
+}
+
+TEST(Cluster, WithCurveKeysOnlyANodeWithAnAllowedKeyJoins) {
+  auto dir = fresh_dir("curve");
+  fs::create_directories(dir / "allowed");
+  auto key = [&](const std::string& name, bool allowed) {
+    auto r = run_cli("keygen --secret " + (dir / (name + ".key")).string() + " --public " +
+                     (dir / (allowed ? "allowed" : ".") / (name + ".pub")).string());
+    ASSERT_EQ(r.code, 0) << r.out;
+  };
+  key("head", false);
+  key("n1", true);
+  key("stranger", false);
+  process head(std::vector<std::string>{"train", "--set", "run.dir=" + (dir / "head").string(), "--set",
+                                        "cluster.listen=tcp://127.0.0.1:0", "--set",
+                                        "cluster.secret_key=" + (dir / "head.key").string(), "--set",
+                                        "cluster.authorized_keys=" + (dir / "allowed").string(), "--set",
+                                        "run.max_minutes=3", "--set", "run.shutdown_grace_s=5"} +
+                   remote_stages + small_settings(),
+               (dir / "head.log").string());
+  std::string ep = wait_endpoint((dir / "head").string(), head);
+  ASSERT_FALSE(ep.empty());
+  const std::string as_n1 = "--set cluster.secret_key=" + (dir / "n1.key").string() +
+                            " --set cluster.server_key=" + (dir / "head.pub").string();
+  process n1(
+      std::vector<std::string>{"node", "--join", ep, "--node-id", "n1", "--set", "run.dir=" + dir.string(),
+                               "--set", "cluster.secret_key=" + (dir / "n1.key").string(), "--set",
+                               "cluster.server_key=" + (dir / "head.pub").string()} +
+          small_settings(),
+      (dir / "n1.log").string());
+  process plain(std::vector<std::string>{"node", "--join", ep, "--node-id", "plain", "--set",
+                                         "run.dir=" + dir.string()} +
+                    small_settings(),
+                (dir / "plain.log").string());
+  process stranger(std::vector<std::string>{"node", "--join", ep, "--node-id", "stranger", "--set",
+                                            "run.dir=" + dir.string(), "--set",
+                                            "cluster.secret_key=" + (dir / "stranger.key").string(), "--set",
+                                            "cluster.server_key=" + (dir / "head.pub").string()} +
+                       small_settings(),
+                   (dir / "stranger.log").string());
+  ASSERT_TRUE(eventually(30s, [&] { return node_count(status_of(ep, as_n1)) >= 1; })) << head.output();
+  std::this_thread::sleep_for(3s);  // time for the others to try, and be refused
+  auto s = status_of(ep, as_n1);
+  ASSERT_TRUE(s.is_object());
+  ASSERT_EQ(node_count(s), 1) << s.dump(2);
+  EXPECT_EQ(s["nodes"][0]["node_id"], "n1");
+  // Without a key, not even a status request is answered.
+  EXPECT_TRUE(status_of(ep).is_null());
+  auto refused = run_cli("scale --timeout 2 --connect " + ep + " --role benchmarker --count 3");
+  EXPECT_NE(refused.code, 0) << refused.out;
+  EXPECT_EQ(plain.output().find("registered with head"), std::string::npos) << plain.output();
+  EXPECT_EQ(stranger.output().find("registered with head"), std::string::npos) << stranger.output();
+  head.signal(SIGINT);
+  ASSERT_TRUE(head.wait_for(120s)) << head.output();
+}
+
+}  // namespace

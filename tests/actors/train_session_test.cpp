@@ -201,7 +201,11 @@ std::vector<pid_t> worker_pids() {
 
 // A custom role that plays chaos monkey: it SIGKILLs eval worker processes in the middle of evaluations and
 // kills the benchmarker actor itself once, so the supervisor restarts it and the conductor re-dispatches.
+// Kills are 12 s apart, longer than an evaluation on a loaded 2-core machine: a candidate whose worker died
+// twice in a row is a crasher by design (the retry in a fresh worker is what clears it), so the chaos must
+// never kill the retry as well.
 struct chaos_state {
+  std::chrono::steady_clock::time_point last_kill;
   int worker_kills = 0;
   bool actor_killed = false;
 };
@@ -211,9 +215,15 @@ std::atomic<int> actor_kills{0};
 caf::behavior chaos(caf::stateful_actor<chaos_state>* self, runtime::role_context ctx) {
   self->delayed_send(self, 3s, tick_atom::value);
   return {[=](tick_atom) {
+    if (self->state.worker_kills > 0 && self->state.worker_kills < 3 &&
+        std::chrono::steady_clock::now() - self->state.last_kill < 12s) {
+      self->delayed_send(self, 1s, tick_atom::value);
+      return;
+    }
     auto pids = worker_pids();
     if (!pids.empty() && self->state.worker_kills < 3) {
       ::kill(pids.front(), SIGKILL);
+      self->state.last_kill = std::chrono::steady_clock::now();
       ++self->state.worker_kills;
       ++worker_kills;
     } else if (self->state.worker_kills >= 3 && !self->state.actor_killed) {

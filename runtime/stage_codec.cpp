@@ -63,7 +63,23 @@ status apply_stage_result(const std::string& stage, const work_result& result, s
   if (stage == "compile") return take(s.compiled);
   if (stage == "benchmark") return take(s.bench);
   if (stage == "verify") return take(s.judged);
-  if (env->kind == message_kind<verdict>::name) return take(s.judged);
+  if (env->kind == message_kind<verdict>::name) {
+    // A second opinion convicts but never acquits: a pass keeps the verdict the candidate already has (its
+    // evidence added); anything else replaces it, the earlier evidence kept.
+    verdict v;
+    if (auto st = take(v); !st) return st;
+    if (s.judged.outcome.empty()) {
+      s.judged = std::move(v);
+    } else if (v.outcome == "pass") {
+      for (auto& e : v.evidence) s.judged.evidence.push_back(std::move(e));
+      for (auto& f : v.flags) s.judged.flags.push_back(std::move(f));
+    } else {
+      auto earlier = std::move(s.judged.evidence);
+      s.judged = std::move(v);
+      s.judged.evidence.insert(s.judged.evidence.begin(), earlier.begin(), earlier.end());
+    }
+    return {};
+  }
   return take(s);
 }
 

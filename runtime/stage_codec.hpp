@@ -30,7 +30,9 @@ expected<stage_request> decode_stage_work(const work_item& item);
 std::string stage_of_role(const std::string& role);
 
 /// Folds a stage's answer (work_result.payload) into `s`: compile -> s.compiled, benchmark -> s.bench,
-/// verify -> s.judged, custom -> s (or s.judged). Errors: a result that is not ok (its error text), no
+/// verify -> s.judged, custom -> s, or, when a custom stage answers with a verdict, a second opinion that
+/// convicts but never acquits (a pass only adds its evidence; any other outcome replaces the verdict, the
+/// earlier evidence kept). Errors: a result that is not ok (its error text), no
 /// payload, an envelope of the wrong kind for the stage.
 status apply_stage_result(const std::string& stage, const work_result& result, scored_candidate& s);
 

@@ -91,15 +91,16 @@ def judge(candidate, bench):
         "reward": 0.0,
     }
     status = bench.get("status", "ok")
+    evidence.append("py_verifier: %d bytes of source read" % len(source))
     if flags:
         verdict["outcome"] = "hack"
         verdict["reward"] = -1.0
     elif status != "ok":
         verdict["outcome"] = status if status in ("crash", "timeout") else "error"
-        verdict["evidence"] = [bench.get("error", "")]
+        verdict["evidence"].append(bench.get("error", ""))
     elif not bench.get("correct", False):
         verdict["outcome"] = "incorrect"
-        verdict["evidence"] = ["max_abs_err %g" % bench.get("max_abs_err", 0.0)]
+        verdict["evidence"].append("max_abs_err %g" % bench.get("max_abs_err", 0.0))
     else:
         verdict["speedup"] = float(bench.get("speedup_vs_eager", 0.0))
         verdict["reward"] = verdict["speedup"]

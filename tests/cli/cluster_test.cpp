@@ -18,7 +18,10 @@
 #include <thread>
 #include <vector>
 
+#include <sqlite3.h>
 #include <nlohmann/json.hpp>
+
+#include "messages/envelope.hpp"
 
 #include <gtest/gtest.h>
 
@@ -331,6 +334,89 @@ TEST(Cluster, WithCurveKeysOnlyANodeWithAnAllowedKeyJoins) {
   EXPECT_EQ(stranger.output().find("registered with head"), std::string::npos) << stranger.output();
   head.signal(SIGINT);
   ASSERT_TRUE(head.wait_for(120s)) << head.output();
+}
+
+// Every stored candidate, decoded.
+std::vector<crucible::scored_candidate> stored(const std::string& db_path) {
+  std::vector<crucible::scored_candidate> out;
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) return out;
+  sqlite3_stmt* s = nullptr;
+  sqlite3_prepare_v2(db, "SELECT record FROM candidates", -1, &s, nullptr);
+  while (sqlite3_step(s) == SQLITE_ROW) {
+    std::string blob(static_cast<const char*>(sqlite3_column_blob(s, 0)), sqlite3_column_bytes(s, 0));
+    if (auto rec = crucible::decode_as<crucible::scored_candidate>(blob)) out.push_back(std::move(*rec));
+  }
+  sqlite3_finalize(s);
+  sqlite3_close(db);
+  return out;
+}
+
+bool has_evidence(const crucible::scored_candidate& c, const std::string& prefix) {
+  for (const auto& e : c.judged.evidence)
+    if (e.rfind(prefix, 0) == 0) return true;
+  return false;
+}
+
+// A C++ plugin stage in the head and a Python stage joined over the wire, in one pipeline: every scored
+// candidate went through both.
+TEST(Cluster, APluginStageAndAPythonStageBothTakePart) {
+  if (std::system("/usr/bin/python3 -c 'import zmq, msgpack' >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "no /usr/bin/python3 with zmq and msgpack (Debian: python3-zmq python3-msgpack)";
+  const std::string plugin = std::string(CRUCIBLE_BINARY_DIR) + "/plugins/source_audit.so";
+  if (!fs::exists(plugin)) GTEST_SKIP() << "the example plugin was not built: " << plugin;
+  auto dir = fresh_dir("stages");
+  process head(std::vector<std::string>{"train", "--set", "run.dir=" + (dir / "head").string(), "--set",
+                                        "cluster.listen=tcp://127.0.0.1:0", "--set", "run.max_steps=2",
+                                        "--set", "run.max_minutes=4", "--set", "plugins=[" + plugin + "]",
+                                        "--set", "roles.source_audit=1", "--set",
+                                        "pipeline=[compile, benchmark, verify, source_audit, py_verifier]"} +
+                   small_settings(),
+               (dir / "head.log").string());
+  std::string ep = wait_endpoint((dir / "head").string(), head);
+  ASSERT_FALSE(ep.empty());
+  // The Python stage, as any external process joins: the wire protocol only.
+  std::string py_log = (dir / "py.log").string();
+  std::string script = std::string(CRUCIBLE_TEST_DATA_DIR) + "/../../examples/python_stage/stage.py";
+  pid_t py = -1;
+  {
+    std::vector<std::string> args = {"/usr/bin/python3", script, "--endpoint", ep, "--role", "py_verifier"};
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 2, py_log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ASSERT_EQ(posix_spawn(&py, argv[0], &fa, nullptr, argv.data(), environ), 0);
+    posix_spawn_file_actions_destroy(&fa);
+  }
+  process node(
+      std::vector<std::string>{"node", "--join", ep, "--node-id", "n1", "--set", "run.dir=" + dir.string()} +
+          small_settings(),
+      (dir / "n1.log").string());
+  bool finished = head.wait_for(300s);
+  ::kill(py, SIGTERM);
+  int st = 0;
+  for (int i = 0; i < 100 && waitpid(py, &st, WNOHANG) != py; ++i) std::this_thread::sleep_for(100ms);
+  ::kill(py, SIGKILL);
+  waitpid(py, &st, WNOHANG);
+  ASSERT_TRUE(finished) << head.output();
+  EXPECT_EQ(head.exit_code(), 0) << head.output();
+  EXPECT_NE(head.output().find(" 0 lost"), std::string::npos) << head.output();
+  auto cands = stored((dir / "head" / "replay.sqlite").string());
+  int scored = 0, audited = 0, py_checked = 0;
+  for (const auto& c : cands) {
+    if (c.judged.outcome == "abandoned") continue;
+    ++scored;
+    audited += has_evidence(c, "source_audit: ");
+    py_checked += has_evidence(c, "py_verifier: ");
+  }
+  std::ifstream pyin(py_log);
+  std::stringstream pyss;
+  pyss << pyin.rdbuf();
+  ASSERT_GT(scored, 0) << head.output();
+  EXPECT_EQ(audited, scored) << "every scored candidate went through the plugin stage";
+  EXPECT_EQ(py_checked, scored) << "every scored candidate went through the Python stage\n" << pyss.str();
 }
 
 }  // namespace

@@ -1,0 +1,121 @@
+// The wire form of pipeline stages: what a node receives for each stage, and how its answers fold back.
+#include <gtest/gtest.h>
+
+#include "messages/envelope.hpp"
+#include "runtime/stage_codec.hpp"
+
+namespace crucible::runtime {
+namespace {
+
+scored_candidate sample() {
+  scored_candidate s;
+  s.cand.id = "r0-g1-2";
+  s.cand.task = "bias_gelu";
+  s.cand.source = "int main() {}";
+  s.compiled.ok = true;
+  s.compiled.artifact = "/tmp/a.so";
+  s.bench.status = "ok";
+  s.bench.correct = true;
+  s.bench.speedup_vs_eager = 1.7;
+  s.judged.outcome = "pass";
+  s.judged.evidence = {"verifier: clean"};
+  return s;
+}
+
+std::vector<std::string> kinds(const work_item& w) {
+  std::vector<std::string> out;
+  for (const auto& b : w.payload) out.push_back(decode(std::string_view(b.data(), b.size()))->kind);
+  return out;
+}
+
+TEST(StageCodec, EachStageCarriesTheScoredCandidateAndThePiecesItsRequestTakes) {
+  auto s = sample();
+  EXPECT_EQ(kinds(encode_stage_work("compile", "compiler", s, 0, 60, 1)),
+            (std::vector<std::string>{"scored_candidate", "candidate"}));
+  auto b = encode_stage_work("benchmark", "benchmarker", s, 2.5, 60, 2);
+  EXPECT_EQ(kinds(b), (std::vector<std::string>{"scored_candidate", "candidate", "compile_result"}));
+  EXPECT_DOUBLE_EQ(b.args.at("best_seen"), 2.5);
+  EXPECT_EQ(b.attempt, 2);
+  EXPECT_EQ(kinds(encode_stage_work("verify", "verifier", s, 0, 60, 1)),
+            (std::vector<std::string>{"scored_candidate", "candidate", "compile_result", "bench_result"}));
+  auto req = decode_stage_work(b);
+  ASSERT_TRUE(req) << req.message();
+  EXPECT_EQ(req->stage, "benchmark");
+  EXPECT_EQ(req->scored.cand.id, "r0-g1-2");
+  EXPECT_DOUBLE_EQ(req->best_seen, 2.5);
+}
+
+TEST(StageCodec, WorkWithoutAScoredCandidateIsAnError) {
+  work_item w;
+  w.request_id = 7;
+  w.stage = "compile";
+  w.payload.push_back(encode_embedded(sample().cand));
+  auto r = decode_stage_work(w);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.message().find("no scored_candidate"), std::string::npos);
+  w.payload = {std::vector<char>{'x', 'y'}};
+  EXPECT_FALSE(decode_stage_work(w));
+}
+
+TEST(StageCodec, AnswersFoldIntoTheirFieldAndWrongKindsAreErrors) {
+  auto s = sample();
+  work_result r;
+  compile_result c;
+  c.ok = false;
+  c.log = "error: expected ';'";
+  r.payload.push_back(encode_embedded(c));
+  ASSERT_TRUE(apply_stage_result("compile", r, s));
+  EXPECT_FALSE(s.compiled.ok);
+  EXPECT_EQ(s.compiled.log, "error: expected ';'");
+  auto st = apply_stage_result("benchmark", r, s);  // a compile_result is not a bench_result
+  ASSERT_FALSE(st);
+  EXPECT_NE(st.message().find("expected 'bench_result'"), std::string::npos) << st.message();
+  work_result failed;
+  failed.status = "error";
+  failed.error = "worker died";
+  auto f = apply_stage_result("verify", failed, s);
+  ASSERT_FALSE(f);
+  EXPECT_NE(f.message().find("worker died"), std::string::npos);
+  EXPECT_FALSE(apply_stage_result("verify", work_result{}, s)) << "an answer without a payload";
+}
+
+TEST(StageCodec, ASecondOpinionConvictsButNeverAcquits) {
+  auto s = sample();
+  verdict pass;
+  pass.outcome = "pass";
+  pass.evidence = {"py: fine"};
+  work_result r;
+  r.payload.push_back(encode_embedded(pass));
+  ASSERT_TRUE(apply_stage_result("py_verifier", r, s));
+  EXPECT_EQ(s.judged.outcome, "pass");
+  EXPECT_EQ(s.judged.evidence, (std::vector<std::string>{"verifier: clean", "py: fine"}));
+
+  s.judged.outcome = "hack";  // the built-in verifier convicted: a remote pass does not acquit
+  s.judged.reward = -1;
+  ASSERT_TRUE(apply_stage_result("py_verifier", r, s));
+  EXPECT_EQ(s.judged.outcome, "hack");
+  EXPECT_EQ(s.judged.reward, -1);
+
+  auto t = sample();
+  verdict hack;
+  hack.outcome = "hack";
+  hack.flags = {"suspicious_source:reads_clock"};
+  hack.reward = -1;
+  work_result h;
+  h.payload.push_back(encode_embedded(hack));
+  ASSERT_TRUE(apply_stage_result("py_verifier", h, t));
+  EXPECT_EQ(t.judged.outcome, "hack");
+  EXPECT_EQ(t.judged.flags, hack.flags);
+  EXPECT_EQ(t.judged.evidence.front(), "verifier: clean") << "earlier evidence kept";
+
+  scored_candidate amended = sample();
+  amended.judged.evidence.push_back("custom: looked");
+  work_result a;
+  a.payload.push_back(encode_embedded(amended));
+  auto u = sample();
+  ASSERT_TRUE(apply_stage_result("custom_stage", a, u));
+  EXPECT_EQ(u.judged.evidence.back(), "custom: looked");
+}
+
+}  // namespace
+}  // namespace crucible::runtime

@@ -1,5 +1,13 @@
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <iostream>
+#include <mutex>
+#include <optional>
+#include <sstream>
+#include <thread>
 
 #include <spdlog/spdlog.h>
 
@@ -7,11 +15,123 @@
 #include "cli/commands.hpp"
 #include "policies/program_policy.hpp"
 #include "runtime/config.hpp"
+#include "runtime/control_client.hpp"
+#include "runtime/launch_plan.hpp"
 #include "runtime/logging.hpp"
+#include "runtime/node_session.hpp"
 #include "runtime/plugin_loader.hpp"
+#include "runtime/run_context.hpp"
 #include "runtime/train_session.hpp"
 
 namespace crucible::cli {
+namespace {
+
+std::string this_host() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "localhost";
+  return name;
+}
+
+// Every line of `text` as a YAML comment, so a dry run's whole output is still a config file.
+std::string commented(const std::string& text) {
+  std::istringstream in(text);
+  std::string out, line;
+  while (std::getline(in, line)) out += (line.empty() ? "#" : "# " + line) + "\n";
+  return out;
+}
+
+// --dry-run: the resolved config, then the placement plan and the tasks as comments. Exit 2 when the run
+// could not start (its tasks do not resolve).
+int dry_run(const runtime::config& cfg, const runtime::launch_info& launch) {
+  std::cout << runtime::to_yaml(cfg) << "\n"
+            << commented(runtime::format_placement(runtime::plan_placement(cfg, launch)));
+  auto tasks = runtime::select_tasks(cfg);
+  if (!tasks) {
+    std::cout.flush();
+    std::cerr << "crucible train: " << tasks.message() << "\n";
+    return 2;
+  }
+  std::string names;
+  for (size_t i = 0; i < tasks->size() && i < 12; ++i) names += (i ? ", " : "") + (*tasks)[i].name;
+  if (tasks->size() > 12) names += ", ... (" + std::to_string(tasks->size() - 12) + " more)";
+  std::cout << commented("tasks (" + std::to_string(tasks->size()) + ", target " + cfg.target +
+                         "): " + names);
+  return 0;
+}
+
+// A node a launcher started (Slurm task > 0): the node path against the launch's head, and a watcher that
+// makes it leave once the head is gone for good, so the launcher's job step ends with the run.
+int launched_node(const train_args& args, const runtime::config& cfg, const runtime::launch_info& launch) {
+  node_args n;
+  if (args.resume_dir.empty()) {
+    n.config_path = args.config_path;
+    n.overrides = args.overrides;
+  } else {
+    n.config_path = args.resume_dir + "/config.yaml";
+    n.overrides = {"run.dir=" + args.resume_dir};
+    n.overrides.insert(n.overrides.end(), args.overrides.begin(), args.overrides.end());
+  }
+  n.join = launch.join;
+  n.node_id = launch.node_id;
+  for (auto d : launch.devices.devices) n.devices += (n.devices.empty() ? "" : ",") + std::to_string(d);
+  std::optional<runtime::curve_client_keys> curve;
+  if (!cfg.cluster.secret_key.empty()) {
+    auto keys = runtime::load_curve_client(cfg.cluster.secret_key, cfg.cluster.server_key);
+    if (!keys) {
+      std::cerr << "crucible train: cluster: " << keys.message() << "\n";
+      return 2;
+    }
+    curve = *keys;
+  }
+  std::printf("crucible train: %s task %lld of %lld on %s is a node (id %s) of the head at %s%s%s\n",
+              launch.launcher.c_str(), static_cast<long long>(launch.procid),
+              static_cast<long long>(launch.ntasks), launch.host.c_str(), launch.node_id.c_str(),
+              launch.join.c_str(), launch.devices.devices.empty() ? "" : ", GPUs from ",
+              launch.devices.devices.empty() ? "" : launch.devices.from.c_str());
+  std::fflush(stdout);
+
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+  std::thread watcher([&] {
+    using clock = runtime::head_absence::clock;
+    auto watch = runtime::head_absence::for_config(cfg, clock::now());
+    control ask;
+    ask.command = "status";
+    bool told = false;
+    std::unique_lock<std::mutex> lock(mu);
+    while (!done) {
+      lock.unlock();
+      auto r = runtime::send_control(launch.join, ask, std::chrono::milliseconds(3000), curve);
+      // Any answer, a refusal included, is a head that is there.
+      bool silent =
+          !r && (r.message().rfind("no answer", 0) == 0 || r.message().rfind("cannot reach", 0) == 0);
+      if (!silent) watch.answered(clock::now());
+      bool leave = watch.should_leave(clock::now());
+      lock.lock();
+      if (leave && !done) {
+        if (!told) {
+          std::printf("crucible train: the head at %s is gone (%s); this node leaves\n", launch.join.c_str(),
+                      watch.ever_answered() ? "no answer since the run ended" : "it never answered");
+          std::fflush(stdout);
+          told = true;
+        }
+        runtime::request_node_stop();  // again each round: a stop asked before the node started is reset
+      }
+      cv.wait_for(lock, std::chrono::seconds(2), [&] { return done; });
+    }
+  });
+  int rc = node_command(n);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    done = true;
+  }
+  cv.notify_all();
+  watcher.join();
+  return rc;
+}
+
+}  // namespace
 
 int train_command(const train_args& args) {
   bool resume = !args.resume_dir.empty();
@@ -32,6 +152,14 @@ int train_command(const train_args& args) {
     std::cout << runtime::to_yaml(*cfg);
     return 0;
   }
+  // Which process a launcher (Slurm) started: the head, or a node of it.
+  auto launch = runtime::resolve_launch(*cfg, runtime::current_environment(), this_host());
+  if (!launch) {
+    std::cerr << "crucible train: " << launch.message() << "\n";
+    return 2;
+  }
+  if (args.dry_run) return dry_run(*cfg, *launch);
+  if (launch->role == runtime::process_role::node) return launched_node(args, *cfg, *launch);
   auto run = runtime::prepare_run(*cfg, resume);
   if (!run) {
     std::cerr << "crucible train: " << run.message() << "\n";
@@ -47,6 +175,17 @@ int train_command(const train_args& args) {
     spdlog::shutdown();
     return 2;
   }
+  if (!cfg->cluster.listen.empty()) {
+    // The plan in the log: what the head expects of the nodes, and what will go wrong.
+    auto plan = runtime::plan_placement(*cfg, *launch);
+    std::istringstream lines(runtime::format_placement(plan));
+    for (std::string line; std::getline(lines, line);) spdlog::info("{}", line);
+    for (const auto& w : plan.warnings) std::fprintf(stderr, "crucible train: warning: %s\n", w.c_str());
+  }
+  if (launch->launcher != "none")
+    std::printf("crucible train: %s task 0 of %lld on %s is the head; nodes join %s\n",
+                launch->launcher.c_str(), static_cast<long long>(launch->ntasks), launch->host.c_str(),
+                launch->join.c_str());
   std::printf("crucible train: %zu tasks, run directory %s%s\n", (*run)->tasks.size(), (*run)->dir.c_str(),
               resume ? " (resumed)" : "");
   std::fflush(stdout);

@@ -448,10 +448,10 @@ placement_plan plan_placement(const config& cfg, const launch_info& launch) {
   plan.head.actors = head_actors(cfg);
 
   int64_t nodes = slurm ? launch.ntasks - 1 : cl.nodes;
-  if (slurm && cl.nodes > 0 && cl.nodes != nodes)
-    w.push_back("cluster.nodes is " + std::to_string(cl.nodes) + " but Slurm started " +
-                std::to_string(launch.ntasks) + " task(s), 1 head + " + std::to_string(nodes) +
-                " node(s): the plan follows Slurm");
+  if (slurm && cl.nodes != nodes)
+    plan.notes.push_back("Slurm started " + std::to_string(launch.ntasks) + " task(s): 1 head + " +
+                         std::to_string(nodes) + " node(s) (cluster.nodes, " + std::to_string(cl.nodes) +
+                         ", applies to launches by hand)");
   if (cl.listen.empty() && nodes > 0) {
     w.push_back("cluster.nodes is " + std::to_string(nodes) +
                 " but cluster.listen is empty: the head opens no endpoint, so no node can join (set "
@@ -636,6 +636,7 @@ std::string format_placement(const placement_plan& plan) {
                   static_cast<long long>(count_of(plan.head.actors, role)), static_cast<long long>(at_nodes));
     out << line;
   }
+  for (const auto& n : plan.notes) out << "note: " << n << "\n";
   if (plan.warnings.empty()) {
     out << "warnings: none\n";
   } else {

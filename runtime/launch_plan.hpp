@@ -110,6 +110,8 @@ struct placement_plan {
   /// What matters before launching: a pipeline stage nobody serves, CURVE keys on one side only or
   /// missing, a head nodes cannot reach, benchmarkers sharing a GPU, node roles the head never uses.
   std::vector<std::string> warnings;
+  std::vector<std::string>
+      notes;  ///< worth knowing, nothing wrong (e.g. Slurm's task count replaced cluster.nodes)
 };
 
 /// The plan for `cfg` launched as `launch` says: nodes = launch.ntasks - 1 under a launcher, else

@@ -424,9 +424,13 @@ TEST(PlacementPlan, WarningsThatMatter) {
   // A head on loopback that Slurm nodes on other hosts cannot reach.
   p = plan_of(cluster_config({"cluster.listen=tcp://127.0.0.1:5555"}), slurm_env(0, 3, "a[1-3]", "a1"));
   EXPECT_TRUE(has_warning(p, "binds loopback")) << all_warnings(p);
-  // cluster.nodes that Slurm contradicts.
+  // cluster.nodes that Slurm contradicts: Slurm's count, and a note (nothing is wrong).
   p = plan_of(cluster_config({"cluster.nodes=5"}), slurm_env(0, 3, "a[1-3]", "a1"));
-  EXPECT_TRUE(has_warning(p, "the plan follows Slurm")) << all_warnings(p);
+  EXPECT_TRUE(p.warnings.empty()) << all_warnings(p);
+  ASSERT_EQ(p.notes.size(), 1u);
+  EXPECT_EQ(p.notes[0],
+            "Slurm started 3 task(s): 1 head + 2 node(s) (cluster.nodes, 5, applies to launches by hand)");
+  EXPECT_NE(format_placement(p).find("note: Slurm started 3 task(s)"), std::string::npos);
   EXPECT_EQ(p.nodes.size(), 2u);
 }
 

@@ -1,9 +1,12 @@
 // The cluster as operators run it: real `crucible` processes on loopback — a head (`crucible train` with
 // cluster.listen), nodes (`crucible node --join`), and `crucible status` / `crucible scale` against the
 // head. Every wait is bounded; every process is killed at the end of its test.
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -334,6 +337,64 @@ TEST(Cluster, WithCurveKeysOnlyANodeWithAnAllowedKeyJoins) {
   EXPECT_EQ(stranger.output().find("registered with head"), std::string::npos) << stranger.output();
   head.signal(SIGINT);
   ASSERT_TRUE(head.wait_for(120s)) << head.output();
+}
+
+// A TCP port nothing listens on now (the kernel's choice, released at once).
+int free_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  int port = 0;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
+    port = ntohs(a.sin_port);
+  ::close(fd);
+  return port;
+}
+
+// The head killed -9 and restarted with --resume on the same endpoint: the node reconnects by itself and
+// the run goes on from the last checkpoint to its end.
+TEST(Cluster, AHeadRestartedWithResumeGetsItsNodesBack) {
+  auto dir = fresh_dir("resume");
+  const std::string ep = "tcp://127.0.0.1:" + std::to_string(free_port());
+  const std::string run_dir = (dir / "head").string();
+  auto head = std::make_unique<process>(
+      std::vector<std::string>{"train", "--set", "run.dir=" + run_dir, "--set", "cluster.listen=" + ep,
+                               "--set", "run.max_steps=4", "--set", "run.checkpoint_every=1", "--set",
+                               "run.max_minutes=4"} +
+          remote_stages + small_settings(),
+      (dir / "head1.log").string());
+  process node(
+      std::vector<std::string>{"node", "--join", ep, "--node-id", "n1", "--set", "run.dir=" + dir.string()} +
+          small_settings(),
+      (dir / "n1.log").string());
+  // Until the first checkpoint: then the head dies without warning.
+  ASSERT_TRUE(eventually(
+      240s, [&] { return fs::exists(fs::path(run_dir) / "checkpoints" / "LATEST"); }, 250ms))
+      << head->output();
+  head->signal(SIGKILL);
+  ASSERT_TRUE(head->wait_for(10s));
+  EXPECT_TRUE(eventually(10s, [&] {
+    return node.output().find("head lost") != std::string::npos ||
+           node.output().find("reconnecting") != std::string::npos;
+  })) << node.output();
+  process resumed(std::vector<std::string>{"train", "--resume", run_dir}, (dir / "head2.log").string());
+  ASSERT_TRUE(resumed.wait_for(300s)) << resumed.output();
+  EXPECT_EQ(resumed.exit_code(), 0) << resumed.output();
+  const std::string out = resumed.output();
+  EXPECT_NE(out.find("(resumed)"), std::string::npos) << out;
+  EXPECT_NE(out.find(" 0 lost"), std::string::npos) << out;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(out, m, std::regex(R"(after (\d+) learner steps)"))) << out;
+  EXPECT_EQ(std::stol(m[1]), 4) << "the resumed run reaches run.max_steps";
+  node.signal(SIGTERM);
+  ASSERT_TRUE(node.wait_for(60s));
+  const std::string n_out = node.output();
+  std::smatch sessions;
+  ASSERT_TRUE(std::regex_search(n_out, sessions, std::regex(R"(in (\d+) sessions)"))) << n_out;
+  EXPECT_GE(std::stol(sessions[1]), 2) << "the node registered again with the restarted head";
 }
 
 // Every stored candidate, decoded.

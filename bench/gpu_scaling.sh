@@ -12,8 +12,8 @@ build=${1:?usage: bench/gpu_scaling.sh BUILD_DIR [MINUTES] [OUT_DIR]}
 minutes=${2:-3}
 out=${3:-/tmp/crucible-gpu-scaling}
 rm -rf "$out" && mkdir -p "$out"
-gpus=$(nvidia-smi --list-gpus 2>/dev/null | wc -l)
-common=(--config configs/gpu.yaml --set run.max_minutes="$minutes" --set run.progress=false
+gpus=${GPUS:-$(nvidia-smi --list-gpus 2>/dev/null | wc -l)}  # GPUS/CONFIG: a dry run of the script on a CPU config
+common=(--config "${CONFIG:-configs/gpu.yaml}" --set run.max_minutes="$minutes" --set run.progress=false
         --set async.groups_in_flight=16 --set run.shutdown_grace_s=20)
 rows=()
 for n in 1 2; do

@@ -29,6 +29,7 @@ struct event_queue {
 struct proxy_state {
   std::map<uint64_t, caf::response_promise> open;  // requests not yet answered, by local sequence
   uint64_t next = 0;
+  bool draining = false;  // the peer finishes what it holds and takes nothing new
   static inline const char* name = "remote_stage";
 };
 
@@ -39,6 +40,10 @@ caf::behavior remote_stage(proxy_actor* self, caf::actor gateway, std::string pe
   // Sends the stage's work and delivers the field of the answer the requester expects.
   auto forward = [=](const std::string& stage, scored_candidate s, double best_seen, auto pick) {
     auto rp = self->make_response_promise();
+    if (self->state.draining) {  // the conductor tries another member at once
+      rp.deliver(caf::make_error(caf::sec::runtime_error, "node " + peer + " is draining"));
+      return rp;
+    }
     uint64_t seq = self->state.next++;
     self->state.open[seq] = rp;
     work_item item = encode_stage_work(stage, role, s, best_seen, timeout_s, 1);
@@ -54,6 +59,7 @@ caf::behavior remote_stage(proxy_actor* self, caf::actor gateway, std::string pe
                 p.deliver(caf::make_error(caf::sec::runtime_error, st.message()));
               else
                 pick(p, std::move(out));
+              if (self->state.draining && self->state.open.empty()) self->quit();
             },
             [=](caf::error& err) mutable {
               auto it = self->state.open.find(seq);
@@ -61,6 +67,7 @@ caf::behavior remote_stage(proxy_actor* self, caf::actor gateway, std::string pe
               auto p = it->second;
               self->state.open.erase(it);
               p.deliver(std::move(err));
+              if (self->state.draining && self->state.open.empty()) self->quit();
             });
     return rp;
   };
@@ -90,6 +97,12 @@ caf::behavior remote_stage(proxy_actor* self, caf::actor gateway, std::string pe
       [=](stage_atom, const scored_candidate& s) {
         return forward(stage_of_role(role), s, 0.0,
                        [](caf::response_promise& p, scored_candidate o) { p.deliver(std::move(o)); });
+      },
+      [=](stop_atom, bool drain) {
+        // The peer drains: what it holds is answered through this member, which then leaves the pool.
+        if (!drain) return;
+        self->state.draining = true;
+        if (self->state.open.empty()) self->quit();
       },
       [=](stop_atom, const std::string& why) {
         // The peer is gone: whatever it still owed is failed here, so the conductor re-dispatches it now.
@@ -336,6 +349,7 @@ void on_event(gateway_actor* self, wire_event& ev) {
       for (auto& [role, q] : self->state.waiting[d->peer_id])
         for (auto& w : q) fail(w, "node " + d->peer_id + " is draining");
       self->state.waiting.erase(d->peer_id);
+      for (auto& m : it->second.members) self->send(m, stop_atom::value, true);
     }
   } else if (auto* w = std::get_if<work_done>(&ev)) {
     auto it = self->state.in_flight.find(w->result.request_id);

@@ -320,6 +320,7 @@ expected<node_summary> run_node(std::shared_ptr<const run_context> run,
                  options.join.c_str());
     std::fflush(stdout);
     while (!node_stop.load()) {
+      if ((*peer)->state() == peer_state::stopped) break;  // drained at the head's request (crucible scale)
       if ((*peer)->state() == peer_state::refused) {
         std::string why = (*peer)->last_error();
         (*peer)->stop();

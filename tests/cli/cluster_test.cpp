@@ -285,6 +285,53 @@ TEST(Cluster, ScalingBenchmarkersShowsInStatusWithinTwoSeconds) {
   EXPECT_NE(head.output().find(" 0 lost"), std::string::npos) << head.output();
 }
 
+TEST(Cluster, ANodeScaledToZeroDrainsAndLeavesByItself) {
+  auto dir = fresh_dir("drain");
+  process head(std::vector<std::string>{"train", "--set", "run.dir=" + (dir / "head").string(), "--set",
+                                        "cluster.listen=tcp://127.0.0.1:0", "--set", "run.max_steps=3",
+                                        "--set", "run.max_minutes=4"} +
+                   remote_stages + small_settings(),
+               (dir / "head.log").string());
+  std::string ep = wait_endpoint((dir / "head").string(), head);
+  ASSERT_FALSE(ep.empty());
+  process n1(
+      std::vector<std::string>{"node", "--join", ep, "--node-id", "n1", "--set", "run.dir=" + dir.string()} +
+          small_settings(),
+      (dir / "n1.log").string());
+  process n2(
+      std::vector<std::string>{"node", "--join", ep, "--node-id", "n2", "--set", "run.dir=" + dir.string()} +
+          small_settings(),
+      (dir / "n2.log").string());
+  ASSERT_TRUE(eventually(30s, [&] { return node_count(status_of(ep)) == 2; })) << head.output();
+  ASSERT_TRUE(eventually(
+      120s,
+      [&] {
+        auto s = status_of(ep);
+        if (!s.is_object()) return false;
+        for (const auto& n : s["nodes"])
+          if (n["node_id"] == "n1" && n["in_flight"].get<int>() > 0) return true;
+        return false;
+      },
+      100ms))
+      << "n1 never held work";
+  auto r = run_cli("scale --connect " + ep + " --role benchmarker --count 0 --node n1");
+  ASSERT_EQ(r.code, 0) << r.out;
+  ASSERT_TRUE(n1.wait_for(90s)) << "the drained node did not leave\n" << n1.output();
+  EXPECT_EQ(n1.exit_code(), 0) << n1.output();
+  EXPECT_TRUE(eventually(10s, [&] { return node_count(status_of(ep)) == 1; }));
+  auto grow = run_cli("scale --connect " + ep + " --role benchmarker --count 2 --node n2");
+  EXPECT_NE(grow.code, 0) << "a node's capacity is what it registered";
+  ASSERT_TRUE(head.wait_for(300s)) << head.output();
+  const std::string out = head.output();
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(
+      out, m,
+      std::regex(R"((\d+) candidates generated, (\d+) scored, (\d+) abandoned at the stop, (\d+) lost)")))
+      << out;
+  EXPECT_EQ(std::stol(m[4]), 0);
+  EXPECT_EQ(std::stol(m[1]), std::stol(m[2]) + std::stol(m[3]));
+}
+
 TEST(Cluster, WithCurveKeysOnlyANodeWithAnAllowedKeyJoins) {
   auto dir = fresh_dir("curve");
   fs::create_directories(dir / "allowed");

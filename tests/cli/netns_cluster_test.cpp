@@ -7,6 +7,7 @@
 // wait is bounded.
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/mount.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -82,7 +83,10 @@ class netns_lab {
       return false;
     }
     remove_stale();
+    const bool mounted_before = run_netns_mounted();
     if (auto r = add_namespace(prefix_ + "sw"); r.exit_code != 0) {
+      // `ip netns add` bind-mounts /run/netns onto itself before it can fail; undo what it left.
+      if (!mounted_before && run_netns_mounted()) ::umount2("/run/netns", MNT_DETACH);
       why_not_ =
           "`ip netns add` is not allowed here (a container without CAP_SYS_ADMIN/CAP_NET_ADMIN?): " + r.out;
       return false;
@@ -125,6 +129,13 @@ class netns_lab {
     auto r = shell("ip netns add " + name);
     if (r.exit_code == 0) made_.push_back(name);
     return r;
+  }
+
+  static bool run_netns_mounted() {
+    std::ifstream info("/proc/self/mountinfo");
+    for (std::string line; std::getline(info, line);)
+      if (line.find(" /run/netns ") != std::string::npos) return true;
+    return false;
   }
 
   // Namespaces of an earlier run of this test that was killed before it could clean up (its pid is gone).

@@ -83,10 +83,9 @@ class netns_lab {
       return false;
     }
     remove_stale();
-    const bool mounted_before = run_netns_mounted();
+    mounted_before_ = run_netns_mounted();
     if (auto r = add_namespace(prefix_ + "sw"); r.exit_code != 0) {
-      // `ip netns add` bind-mounts /run/netns onto itself before it can fail; undo what it left.
-      if (!mounted_before && run_netns_mounted()) ::umount2("/run/netns", MNT_DETACH);
+      down();
       why_not_ =
           "`ip netns add` is not allowed here (a container without CAP_SYS_ADMIN/CAP_NET_ADMIN?): " + r.out;
       return false;
@@ -118,6 +117,8 @@ class netns_lab {
   void down() {
     for (auto it = made_.rbegin(); it != made_.rend(); ++it) shell("ip netns del " + *it);
     made_.clear();
+    // `ip netns add` bind-mounts /run/netns onto itself (even when it then fails): leave the mounts as found.
+    if (!mounted_before_ && run_netns_mounted()) ::umount2("/run/netns", MNT_DETACH);
   }
 
   std::string host(int i) const { return prefix_ + "h" + std::to_string(i); }
@@ -130,6 +131,8 @@ class netns_lab {
     if (r.exit_code == 0) made_.push_back(name);
     return r;
   }
+
+  bool mounted_before_ = true;  // until up() looks: never unmount what this test did not mount
 
   static bool run_netns_mounted() {
     std::ifstream info("/proc/self/mountinfo");

@@ -7,6 +7,7 @@
 #include <variant>
 
 #include <yaml-cpp/yaml.h>
+#include "runtime/split_fields.hpp"
 
 namespace crucible::runtime {
 namespace {
@@ -100,25 +101,10 @@ std::vector<std::pair<std::string, field_ref>> fields_of(config& c) {
   };
 }
 
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::string cur;
-  for (char ch : s) {
-    if (ch == sep) {
-      out.push_back(cur);
-      cur.clear();
-    } else {
-      cur += ch;
-    }
-  }
-  out.push_back(cur);
-  return out;
-}
-
 // Lookup without yaml-cpp's operator[] side effects on const nodes.
 YAML::Node find_path(const YAML::Node& root, const std::string& path) {
   YAML::Node cur = YAML::Clone(root);
-  for (const auto& part : split(path, '.')) {
+  for (const auto& part : split_fields(path, '.')) {
     if (!cur || !cur.IsMap()) return YAML::Node(YAML::NodeType::Undefined);
     YAML::Node next = cur[part];
     if (!next) return YAML::Node(YAML::NodeType::Undefined);
@@ -230,7 +216,7 @@ status apply_override(YAML::Node& root, const std::string& assignment) {
     return make_error("--set " + path + ": value is not valid YAML: " + e.what());
   }
   if (!value || value.IsNull()) value = YAML::Node(std::string());
-  auto parts = split(path, '.');
+  auto parts = split_fields(path, '.');
   YAML::Node cur = root;
   for (size_t i = 0; i + 1 < parts.size(); ++i) {
     if (cur[parts[i]] && !cur[parts[i]].IsMap())
@@ -374,7 +360,7 @@ std::string to_yaml(const config& c_in) {
   config c = c_in;
   YAML::Node root(YAML::NodeType::Map);
   for (const auto& [path, ref] : fields_of(c)) {
-    auto parts = split(path, '.');
+    auto parts = split_fields(path, '.');
     YAML::Node cur = root;
     for (size_t i = 0; i + 1 < parts.size(); ++i) {
       if (!cur[parts[i]]) cur[parts[i]] = YAML::Node(YAML::NodeType::Map);

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <set>
 #include <sstream>
+#include "runtime/split_fields.hpp"
 
 extern char** environ;
 
@@ -27,21 +28,6 @@ std::string trim(const std::string& s) {
   while (a < b && std::isspace(static_cast<unsigned char>(s[a]))) ++a;
   while (b > a && std::isspace(static_cast<unsigned char>(s[b - 1]))) --b;
   return s.substr(a, b - a);
-}
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::string cur;
-  for (char ch : s) {
-    if (ch == sep) {
-      out.push_back(cur);
-      cur.clear();
-    } else {
-      cur += ch;
-    }
-  }
-  out.push_back(cur);
-  return out;
 }
 
 bool all_digits(const std::string& s) {
@@ -111,7 +97,7 @@ expected<std::vector<std::string>> split_hostlist(const std::string& list) {
 expected<std::vector<std::string>> expand_group(const std::string& group, const std::string& name) {
   if (group.empty()) return make_error("host list: '" + name + "' has empty brackets");
   std::vector<std::string> out;
-  for (const auto& item : split(group, ',')) {
+  for (const auto& item : split_fields(group, ',')) {
     auto dash = item.find('-');
     std::string lo = item.substr(0, dash), hi = dash == std::string::npos ? lo : item.substr(dash + 1);
     if (!all_digits(lo) || !all_digits(hi))
@@ -273,7 +259,7 @@ expected<std::vector<int64_t>> expand_slurm_tasks_per_node(const std::string& te
   std::string text = trim(text_in);
   if (text.empty()) return make_error("tasks per node: empty");
   std::vector<int64_t> out;
-  for (const auto& item : split(text, ',')) {
+  for (const auto& item : split_fields(text, ',')) {
     std::string count = item, times = "1";
     auto paren = item.find('(');
     if (paren != std::string::npos) {
@@ -324,7 +310,7 @@ device_choice choose_node_devices(const config& cfg, const environment& env, int
     if (v.empty() || v == "NoDevFiles") return c;
     // CUDA numbers the visible devices 0..k-1 and ignores everything from the first invalid entry on.
     int64_t k = 0;
-    for (const auto& entry : split(v, ',')) {
+    for (const auto& entry : split_fields(v, ',')) {
       std::string e = trim(entry);
       if (e.empty() || e[0] == '-') break;
       c.devices.push_back(k++);

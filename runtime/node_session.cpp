@@ -5,12 +5,12 @@
 #include <atomic>
 #include <csignal>
 #include <mutex>
-#include <sstream>
 
 #include <spdlog/spdlog.h>
 #include <caf/all.hpp>
 
 #include "messages/type_ids.hpp"
+#include "runtime/split_fields.hpp"
 #include "runtime/stage_codec.hpp"
 #include "runtime/wire_peer.hpp"
 
@@ -153,11 +153,11 @@ work_result serve(caf::actor_system& sys, const caf::actor& member, const work_i
   return out;
 }
 
-std::vector<std::string> split(const std::string& s, char sep) {
+// The non-empty fields of a command-line list ("compiler=2,,benchmarker" -> two).
+std::vector<std::string> list_items(const std::string& s) {
   std::vector<std::string> out;
-  std::stringstream ss(s);
-  for (std::string part; std::getline(ss, part, sep);)
-    if (!part.empty()) out.push_back(part);
+  for (auto& f : split_fields(s, ','))
+    if (!f.empty()) out.push_back(std::move(f));
   return out;
 }
 
@@ -178,7 +178,7 @@ expected<node_options> resolve_node_options(const config& cfg, const std::string
     for (const auto& [r, n] : cfg.cluster.node_roles)
       if (n > 0) o.roles[r] = n;
   } else {
-    for (const auto& part : split(roles, ',')) {
+    for (const auto& part : list_items(roles)) {
       auto eq = part.find('=');
       std::string r = part.substr(0, eq);
       int64_t n = 1;
@@ -202,7 +202,7 @@ expected<node_options> resolve_node_options(const config& cfg, const std::string
   if (devices.empty()) {
     o.devices = cfg.cluster.node_devices;
   } else {
-    for (const auto& d : split(devices, ',')) {
+    for (const auto& d : list_items(devices)) {
       try {
         size_t used = 0;
         int64_t v = std::stoll(d, &used);

@@ -7,6 +7,7 @@
 #include <variant>
 
 #include <yaml-cpp/yaml.h>
+
 #include "runtime/split_fields.hpp"
 
 namespace crucible::runtime {

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <set>
 #include <sstream>
+
 #include "runtime/split_fields.hpp"
 
 extern char** environ;

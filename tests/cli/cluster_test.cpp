@@ -29,6 +29,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/cli/cli_support.hpp"
+
 extern char** environ;
 
 namespace {
@@ -127,14 +129,10 @@ struct cli_result {
 };
 
 cli_result run_cli(const std::string& args) {
+  auto c = crucible::test::run_command((crucible_bin + " " + args + " 2>&1").c_str());
   cli_result r;
-  FILE* p = popen((crucible_bin + " " + args + " 2>&1").c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  int st = pclose(p);
-  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  r.code = c.exit_code;
+  r.out = std::move(c.out);
   return r;
 }
 

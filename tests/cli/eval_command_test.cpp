@@ -11,6 +11,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/cli/cli_support.hpp"
+
 namespace {
 
 struct run_result {
@@ -20,14 +22,10 @@ struct run_result {
 
 run_result run(const std::string& args) {
   std::string cmd = std::string(CRUCIBLE_BINARY_DIR) + "/crucible " + args + " 2>/dev/null";
+  auto c = crucible::test::run_command(cmd.c_str());
   run_result r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.exit_code = c.exit_code;
+  r.out = std::move(c.out);
   return r;
 }
 

@@ -26,6 +26,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/cli/cli_support.hpp"
+
 extern char** environ;
 
 namespace {
@@ -43,14 +45,10 @@ struct shell_result {
 };
 
 shell_result shell(const std::string& cmd) {
+  auto c = crucible::test::run_command((cmd + " 2>&1").c_str());
   shell_result r;
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.exit_code = c.exit_code;
+  r.out = std::move(c.out);
   while (!r.out.empty() && (r.out.back() == '\n' || r.out.back() == ' ')) r.out.pop_back();
   return r;
 }

@@ -12,6 +12,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/cli/cli_support.hpp"
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -31,14 +33,10 @@ run_result crucible(const std::string& args, const std::string& env = "", bool w
     cmd += std::string(" -u ") + var;
   cmd += " " + env + " " + std::string(CRUCIBLE_BINARY_DIR) + "/crucible " + args +
          (with_stderr ? " 2>&1" : " 2>/dev/null");
+  auto c = crucible::test::run_command(cmd.c_str());
   run_result r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.exit_code = c.exit_code;
+  r.out = std::move(c.out);
   return r;
 }
 

@@ -8,7 +8,9 @@
 //       wall time: what the compiler pool must keep near 1).
 //   cuda_eval_bench fidelity [repeats] [out.json]       the same artifact measured `repeats` times in
 //       separate evaluations, for a fused program of several tasks: the coefficient of variation of the
-//       reported speedup, and the artifacts and times in out.json for bench/cuda_timing_crosscheck.py.
+//       reported speedup and of each side's time, and the artifacts and times in out.json for
+//       bench/cuda_timing_crosscheck.py.
+//   Any argument key=value overrides configs/gpu.yaml (as --set does), e.g. benchmark.warmup_ms=50.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -54,8 +56,10 @@ struct setup {
   std::vector<task_spec> suite;
 };
 
+std::vector<std::string> overrides;  // key=value arguments
+
 setup load() {
-  auto cfg = runtime::parse_config(runtime::embedded_gpu_config(), {}, "embedded configs/gpu.yaml");
+  auto cfg = runtime::parse_config(runtime::embedded_gpu_config(), overrides, "embedded configs/gpu.yaml");
   auto suite = kernels::load_task_suite(kernels::default_task_dir(), "cuda");
   if (!cfg || !suite) {
     std::fprintf(stderr, "setup failed: %s\n", !cfg ? cfg.message().c_str() : suite.message().c_str());
@@ -190,11 +194,13 @@ int fidelity(int repeats, const std::string& out_path) {
   copt.cache_dir = cache.string();
   kernels::bench_runner runner(worker_of(s.cfg), s.cfg.benchmark.runner);
   nlohmann::json out = nlohmann::json::array();
+  for (const auto& o : overrides) std::printf("override: %s\n", o.c_str());
   std::printf(
       "| task | program | eager ms | graph ms | candidate ms | speedup (median of %d) | speedup CV | "
-      "candidate ms CV |\n",
+      "vs graph CV | eager ms CV | graph ms CV | candidate ms CV |\n",
       repeats);
-  std::printf("|------|---------|---------:|---------:|-------------:|------:|-----:|-----:|\n");
+  std::printf(
+      "|------|---------|---------:|---------:|-------------:|------:|-----:|-----:|-----:|-----:|-----:|\n");
   for (const auto& name : names) {
     const task_spec* task = nullptr;
     for (const auto& t : s.suite)
@@ -221,7 +227,7 @@ int fidelity(int repeats, const std::string& out_path) {
       std::printf("| %s | compile failed | | | | | | |\n", name.c_str());
       continue;
     }
-    std::vector<double> speedups, cand, eager, graph;
+    std::vector<double> speedups, graph_speedups, cand, eager, graph;
     for (int k = 0; k < repeats; ++k) {
       eval_request req;
       req.candidate_id = "fidelity-" + name + "-" + std::to_string(k);
@@ -235,15 +241,18 @@ int fidelity(int repeats, const std::string& out_path) {
         break;
       }
       speedups.push_back(r.speedup_vs_eager);
+      graph_speedups.push_back(r.speedup_vs_graph);
       cand.push_back(r.timing.candidate_ms_median);
       eager.push_back(r.timing.eager_ms_median);
       graph.push_back(r.timing.graph_ms_median);
     }
     if (speedups.empty()) continue;
-    std::printf("| %s | %s | %.4f | %.4f | %.4f | %.3fx | %.2f%% | %.2f%% |\n", name.c_str(),
-                kernels::to_text(p).c_str(), kernels::median(eager), kernels::median(graph),
+    std::printf("| %s | %s | %.4f | %.4f | %.4f | %.3fx | %.2f%% | %.2f%% | %.2f%% | %.2f%% | %.2f%% |\n",
+                name.c_str(), kernels::to_text(p).c_str(), kernels::median(eager), kernels::median(graph),
                 kernels::median(cand), kernels::median(speedups), 100 * kernels::cv(speedups),
+                100 * kernels::cv(graph_speedups), 100 * kernels::cv(eager), 100 * kernels::cv(graph),
                 100 * kernels::cv(cand));
+    std::fflush(stdout);
     nlohmann::json inputs = nlohmann::json::array();
     for (const auto& in : task->inputs) inputs.push_back({{"name", in.name}, {"shape", in.shape}});
     auto shapes = kernels::infer_shapes(*task);
@@ -253,7 +262,11 @@ int fidelity(int repeats, const std::string& out_path) {
                    {"output_shape", shapes ? shapes->output() : kernels::shape_t{}},
                    {"candidate_ms", kernels::median(cand)},
                    {"eager_ms", kernels::median(eager)},
-                   {"speedups", speedups}});
+                   {"speedups", speedups},
+                   {"speedups_vs_graph", graph_speedups},
+                   {"eager_ms_each", eager},
+                   {"graph_ms_each", graph},
+                   {"candidate_ms_each", cand}});
   }
   if (!out_path.empty()) std::ofstream(out_path) << out.dump(2) << "\n";
   return 0;
@@ -261,7 +274,16 @@ int fidelity(int repeats, const std::string& out_path) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int main(int raw_argc, char** raw_argv) {
+  std::vector<char*> args;
+  for (int i = 0; i < raw_argc; ++i) {
+    if (i > 0 && std::string(raw_argv[i]).find('=') != std::string::npos)
+      overrides.emplace_back(raw_argv[i]);
+    else
+      args.push_back(raw_argv[i]);
+  }
+  const int argc = static_cast<int>(args.size());
+  char** argv = args.data();
   std::string mode = argc > 1 ? argv[1] : "throughput";
   if (mode == "throughput")
     return throughput(argc > 2 ? std::atoi(argv[2]) : 1,
@@ -269,7 +291,9 @@ int main(int argc, char** argv) {
                                : std::max(1, static_cast<int>(std::thread::hardware_concurrency()) - 2),
                       argc > 4 ? static_cast<size_t>(std::atoi(argv[4])) : 0);
   if (mode == "fidelity") return fidelity(argc > 2 ? std::atoi(argv[2]) : 10, argc > 3 ? argv[3] : "");
-  std::fprintf(stderr,
-               "usage: cuda_eval_bench throughput [per_task] [compilers] [max_tasks] | fidelity [repeats] [out.json]\n");
+  std::fprintf(
+      stderr,
+      "usage: cuda_eval_bench throughput [per_task] [compilers] [max_tasks] | fidelity [repeats] [out.json]"
+      " [key=value ...]\n");
   return 2;
 }

@@ -70,7 +70,7 @@ struct bench_result {
 struct eval_options {
   int32_t seeds = 3;         ///< correctness seeds; one of them draws heavy-tailed inputs
   int32_t input_sets = 4;    ///< rotating pool of timing inputs (different values and addresses)
-  int32_t warmup = 2;        ///< untimed paired calls before the buckets
+  int32_t warmup = 2;        ///< untimed paired calls before the buckets (at least)
   int32_t buckets = 7;       ///< CUDA-L1 uses 7
   int32_t trials = 3;        ///< paired trials per bucket
   bool flush_cache = true;   ///< evict caches before every timed call
@@ -80,9 +80,10 @@ struct eval_options {
   int32_t max_reruns = 1;
   bool timing = true;  ///< false: correctness checks only
   double early_stop_slowdown =
-      20.0;  ///< a candidate this many times slower after the first bucket stops there
+      20.0;                ///< a candidate this many times slower after the first bucket stops there
+  double warmup_ms = 0.0;  ///< and warm-up rounds go on until this long has passed
   MSGPACK_DEFINE_MAP(seeds, input_sets, warmup, buckets, trials, flush_cache, threads, settle_ms, max_spread,
-                     max_reruns, timing, early_stop_slowdown);
+                     max_reruns, timing, early_stop_slowdown, warmup_ms);
 };
 
 /// What the benchmarker asks of its isolated worker process.

@@ -30,6 +30,10 @@ bool stop_early(int bucket, int buckets, double slowdown, double eager_ms, doubl
   return bucket == 0 && buckets > 1 && slowdown > 0 && candidate_ms > slowdown * eager_ms;
 }
 
+bool warming_up(int rounds, int min_rounds, double elapsed_ms, double min_ms) {
+  return rounds < min_rounds || elapsed_ms < min_ms;
+}
+
 bool outside_stream(const call_clocks& c, const clock_check& k) {
   return c.device_tail_ms > k.tail_abs_ms + k.tail_rel * c.event_ms;
 }

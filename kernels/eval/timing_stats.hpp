@@ -18,6 +18,11 @@ double cv(const std::vector<double>& v);
 /// cannot win and is not timed further (slowdown <= 0: never).
 bool stop_early(int bucket, int buckets, double slowdown, double eager_ms, double candidate_ms);
 
+/// Warm-up: whether another untimed round is due after `rounds` of them, `elapsed_ms` in: at least
+/// `min_rounds`, and until `min_ms` have passed. A GPU idle between evaluations runs its first
+/// milliseconds at lower clocks, which the two sides of a pair do not feel alike.
+bool warming_up(int rounds, int min_rounds, double elapsed_ms, double min_ms);
+
 /// The variance gate: while a run of buckets spreads (CV of its bucket speedups) more than `max_spread`, and
 /// neither failed nor stopped early, run the buckets again, at most `max_reruns` times, keeping the steadier
 /// run; a failed re-run fails the whole. `Run` has `failed`, `early_stop` and `spread`; `again()` returns a

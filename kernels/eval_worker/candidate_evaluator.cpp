@@ -372,7 +372,9 @@ class session {
       s.out = ref_.make_output();
     }
     size_t next = 0;
-    for (int w = 0; w < opt_.warmup; ++w) {
+    const auto warm_start = clock_type::now();
+    for (int w = 0; warming_up(w, opt_.warmup, ms_between(warm_start, clock_type::now()), opt_.warmup_ms);
+         ++w) {
       timing_set& set = pool[next++ % pool.size()];
       ref_.run_timed(set.inputs);
       double ignored;

@@ -780,7 +780,10 @@ class cuda_session {
 
     size_t next = 0;
     bucket_run scratch;
-    for (int w = 0; w < std::max(1, opt_.warmup); ++w) {
+    const auto warm_start = clock_type::now();
+    for (int w = 0;
+         warming_up(w, std::max(1, opt_.warmup), ms_between(warm_start, clock_type::now()), opt_.warmup_ms);
+         ++w) {
       device_set& set = pool[next++ % pool.size()];
       double ignored;
       if (!timed_side(side::eager, set, ignored, scratch)) return;

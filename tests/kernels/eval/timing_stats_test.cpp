@@ -123,5 +123,15 @@ TEST(TimingStats, VarianceGateKeepsTheSteadierRunAndStops) {
   EXPECT_EQ(reruns, 0);
 }
 
+TEST(TimingStats, WarmUpTakesBothTheRoundsAndTheTime) {
+  EXPECT_TRUE(warming_up(0, 3, 0.0, 0.0));
+  EXPECT_TRUE(warming_up(2, 3, 100.0, 0.0));  // rounds still due
+  EXPECT_FALSE(warming_up(3, 3, 0.5, 0.0));   // no time asked
+  EXPECT_TRUE(warming_up(3, 3, 10.0, 50.0));  // rounds done, time not
+  EXPECT_FALSE(warming_up(3, 3, 50.0, 50.0));
+  EXPECT_FALSE(warming_up(0, 0, 0.0, 0.0));    // no warm-up at all
+  EXPECT_TRUE(warming_up(40, 0, 20.0, 25.0));  // time alone
+}
+
 }  // namespace
 }  // namespace crucible::kernels

@@ -75,6 +75,7 @@ std::vector<std::pair<std::string, field_ref>> fields_of(config& c) {
       {"benchmark.buckets", &c.benchmark.eval.buckets},
       {"benchmark.trials", &c.benchmark.eval.trials},
       {"benchmark.flush_cache", &c.benchmark.eval.flush_cache},
+      {"benchmark.time_launch", &c.benchmark.eval.time_launch},
       {"benchmark.threads", &c.benchmark.eval.threads},
       {"benchmark.settle_ms", &c.benchmark.eval.settle_ms},
       {"benchmark.max_spread", &c.benchmark.eval.max_spread},

@@ -3,8 +3,9 @@
 // depth of 1 (window 1, stride 1, no padding), so every kernel indexes (D, H, W).
 //   cudnn        cuDNN's legacy API (forward, or backward data for a transposed conv) in float with FMA math
 //                (no TF32); handle, descriptors, algorithm (the heuristic's first FMA choice) and its
-//                workspace size are set up on the first call; the workspace comes from scratch, or from
-//                cudaMallocAsync when the algorithm wants more. Bias and epilogue: one in-place kernel.
+//                workspace size are set up on the first call; the workspace comes from scratch (and the rest
+//                of the context's workspace after it), or from cudaMallocAsync when the algorithm wants more.
+//                Bias and epilogue: one in-place kernel.
 //   im2col_gemm  conv: im2col of a chunk of images into scratch, then per channel group one strided-batched
 //                SGEMM straight into the output ([O, L] per image is the GEMM's row-major result), then an
 //                in-place bias/epilogue kernel. Transposed: one batched SGEMM (W^T x per image) into a
@@ -33,7 +34,7 @@ std::string replace_all(std::string s, const std::string& from, const std::strin
 
 // Column buffers are chunked over images to stay within this many floats (64 MiB).
 constexpr int64_t col_budget = int64_t{1} << 24;
-// Scratch reserved for cuDNN's workspace; larger workspaces come from cudaMallocAsync.
+// Scratch reserved for cuDNN's workspace; larger ones use the rest of the context's workspace, if any.
 constexpr int64_t dnn_scratch = int64_t{1} << 22;
 
 struct conv_geom {
@@ -227,8 +228,14 @@ cuda_group_code emit_cuda_conv_group(const cuda_group_ctx& g) {
                   "CUDNN_STATUS_SUCCESS) return 6;\n"
                 : "if (cudnnGetConvolutionForwardWorkspaceSize($h, $x, $w, $c, $y, $algo, &bytes) != "
                   "CUDNN_STATUS_SUCCESS) return 6;\n";
-    host += "void* wsp = ws;\nconst bool own = bytes > " + is(dnn_scratch * 4) +
-            "u;\nif (own && cudaMallocAsync(&wsp, bytes, st) != cudaSuccess) return 4;\n";
+    // The room is this group's scratch and, when scratch lies in the context's workspace, the rest of that
+    // workspace: an allocation per call would time the allocator (the default pool unmaps at every sync).
+    host += "void* wsp = ws;\nsize_t room = " + is(dnn_scratch * 4) +
+            "u;\nif (ctx->workspace && (const char*)ws >= (const char*)ctx->workspace && (size_t)((const "
+            "char*)ws - (const char*)ctx->workspace) < ctx->workspace_bytes) {\nconst size_t rest = "
+            "ctx->workspace_bytes - (size_t)((const char*)ws - (const char*)ctx->workspace);\nif (rest > "
+            "room) room = rest;\n}\nconst bool own = bytes > room;\nif (own && cudaMallocAsync(&wsp, bytes, "
+            "st) != cudaSuccess) return 4;\n";
     host += "const float one = 1.0f, zero = 0.0f;\n";
     host += c.transposed ? "const cudnnStatus_t s = cudnnConvolutionBackwardData($h, &one, $w, " + w_arg +
                                ", $x, in, $c, $algo, wsp, bytes, &zero, $y, out);\n"

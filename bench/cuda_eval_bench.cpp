@@ -6,8 +6,9 @@
 //       random programs of every CUDA task; a pool of `compilers` threads compiles while one benchmark
 //       worker measures, as in a run. Prints how busy the benchmarker was (time inside evaluations over
 //       wall time: what the compiler pool must keep near 1).
-//   cuda_eval_bench fidelity [repeats] [out.json]       the same artifact measured `repeats` times in
-//       separate evaluations, for a fused program of several tasks: the coefficient of variation of the
+//   cuda_eval_bench fidelity [repeats] [out.json] [tasks]   the same artifact measured `repeats` times in
+//       separate evaluations, for a fused program of several tasks (seven families, or the comma-separated
+//       list given): the coefficient of variation of the
 //       reported speedup and of each side's time, and the artifacts and times in out.json for
 //       bench/cuda_timing_crosscheck.py.
 //   Any argument key=value overrides configs/gpu.yaml (as --set does), e.g. benchmark.warmup_ms=50.
@@ -34,6 +35,7 @@
 #include "kernels/task/chain_shapes.hpp"
 #include "kernels/task/task_loader.hpp"
 #include "runtime/config.hpp"
+#include "runtime/split_fields.hpp"
 
 namespace {
 
@@ -183,12 +185,12 @@ int throughput(int per_task, int compilers, size_t max_tasks) {
   return 0;
 }
 
-int fidelity(int repeats, const std::string& out_path) {
+int fidelity(int repeats, const std::string& out_path, const std::string& task_list) {
   auto s = load();
   // Tasks of different families whose eager time is >= 0.1 ms; a fused or library program for each.
-  const std::vector<std::string> names = {"k1_softsign",       "k1_softmax",  "k1_layer_norm",
-                                          "k2_gemm_bias_gelu", "k1_mse_loss", "k2_conv_bn_relu",
-                                          "k1_cumsum"};
+  std::vector<std::string> names = {"k1_softsign", "k1_softmax",      "k1_layer_norm", "k2_gemm_bias_gelu",
+                                    "k1_mse_loss", "k2_conv_bn_relu", "k1_cumsum"};
+  if (!task_list.empty()) names = runtime::split_fields(task_list, ',');
   fs::path cache = fs::temp_directory_path() / ("crucible-cuda-fidelity-" + std::to_string(::getpid()));
   kernels::compiler_options copt = s.cfg.compiler;
   copt.cache_dir = cache.string();
@@ -290,7 +292,8 @@ int main(int raw_argc, char** raw_argv) {
                       argc > 3 ? std::atoi(argv[3])
                                : std::max(1, static_cast<int>(std::thread::hardware_concurrency()) - 2),
                       argc > 4 ? static_cast<size_t>(std::atoi(argv[4])) : 0);
-  if (mode == "fidelity") return fidelity(argc > 2 ? std::atoi(argv[2]) : 10, argc > 3 ? argv[3] : "");
+  if (mode == "fidelity")
+    return fidelity(argc > 2 ? std::atoi(argv[2]) : 10, argc > 3 ? argv[3] : "", argc > 4 ? argv[4] : "");
   std::fprintf(
       stderr,
       "usage: cuda_eval_bench throughput [per_task] [compilers] [max_tasks] | fidelity [repeats] [out.json]"

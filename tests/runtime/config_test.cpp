@@ -117,6 +117,18 @@ TEST(Config, GpuConfigIsTheCudaTarget) {
   EXPECT_EQ(c->benchmark.worker.memory_mb, 0);
   EXPECT_EQ(c->cuda.devices, std::vector<int64_t>{0});
   EXPECT_EQ(c->run.max_minutes, 8.0);
+  EXPECT_FALSE(c->benchmark.eval.time_launch);  // the flush covers the launch: events time device work
+}
+
+TEST(Config, TimingProtocolKeys) {
+  auto c = parse("benchmark:\n  time_launch: true\n  warmup: 0\n  warmup_ms: 25\n");
+  ASSERT_TRUE(c) << c.message();
+  EXPECT_TRUE(c->benchmark.eval.time_launch);
+  EXPECT_EQ(c->benchmark.eval.warmup, 0);
+  EXPECT_DOUBLE_EQ(c->benchmark.eval.warmup_ms, 25.0);
+  expect_error(parse("benchmark:\n  warmup_ms: -1\n"),
+               "benchmark.warmup and benchmark.warmup_ms: expected >= 0");
+  expect_error(parse("benchmark:\n  time_launch: 3\n"), "benchmark.time_launch");
 }
 
 TEST(Config, CudaKeysAreValidatedAndExplicitCompilerKeysWin) {

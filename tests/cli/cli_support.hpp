@@ -1,9 +1,12 @@
 #pragma once
-// What the tests of the crucible executable share: run a shell command, collect its output and exit code.
+// What the tests of the crucible executable share: run a shell command, collect its output and exit code;
+// a fresh temporary directory.
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
+#include <filesystem>
 #include <string>
 
 namespace crucible::test {
@@ -24,6 +27,14 @@ inline command_result run_command(const std::string& cmd) {
   int status = pclose(p);
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
+}
+
+/// A path under the temporary directory, named after the test and this process, removed if it existed.
+inline std::string fresh_temp_dir(const std::string& name) {
+  auto d =
+      std::filesystem::temp_directory_path() / ("crucible-cli-" + name + "-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(d);
+  return d.string();
 }
 
 }  // namespace crucible::test

@@ -123,23 +123,14 @@ std::vector<std::string> operator+(std::vector<std::string> a, const std::vector
   return a;
 }
 
-struct cli_result {
-  int code = -1;
-  std::string out;
-};
-
-cli_result run_cli(const std::string& args) {
-  auto c = crucible::test::run_command((crucible_bin + " " + args + " 2>&1").c_str());
-  cli_result r;
-  r.code = c.exit_code;
-  r.out = std::move(c.out);
-  return r;
+crucible::test::command_result run_cli(const std::string& args) {
+  return crucible::test::run_command(crucible_bin + " " + args + " 2>&1");
 }
 
 // `crucible status --json`, or null when the head did not answer.
 nlohmann::json status_of(const std::string& endpoint, const std::string& extra = "") {
   auto r = run_cli("status --json --timeout 3 --connect " + endpoint + " " + extra);
-  if (r.code != 0) return nullptr;
+  if (r.exit_code != 0) return nullptr;
   try {
     return nlohmann::json::parse(r.out);
   } catch (const std::exception&) {
@@ -178,27 +169,39 @@ fs::path fresh_dir(const std::string& name) {
   return d;
 }
 
+// "--set" before each key=value.
+std::vector<std::string> sets(const std::vector<std::string>& kv) {
+  std::vector<std::string> out;
+  for (const auto& x : kv) out.insert(out.end(), {"--set", x});
+  return out;
+}
+
+// A head on an ephemeral loopback port, its run in dir/head, the small settings last.
+std::vector<std::string> head_args(const fs::path& dir, const std::vector<std::string>& extra) {
+  return std::vector<std::string>{"train", "--set", "run.dir=" + (dir / "head").string(), "--set",
+                                  "cluster.listen=tcp://127.0.0.1:0"} +
+         extra + small_settings();
+}
+
+// A node joining `ep` as `id`, its run in dir, the small settings last.
+std::vector<std::string> node_args(const fs::path& dir, const std::string& ep, const std::string& id,
+                                   const std::vector<std::string>& extra = {}) {
+  return std::vector<std::string>{"node", "--join", ep, "--node-id", id, "--set", "run.dir=" + dir.string()} +
+         extra + small_settings();
+}
+
 const std::vector<std::string> remote_stages = {"--set", "roles.compiler=0", "--set", "roles.benchmarker=0",
                                                 "--set", "roles.verifier=0"};
 
 TEST(Cluster, HeadAndTwoNodesTrainAndAKilledNodeLosesNoCandidate) {
   auto dir = fresh_dir("two_nodes");
-  process head(std::vector<std::string>{"train", "--set", "run.dir=" + (dir / "head").string(), "--set",
-                                        "cluster.listen=tcp://127.0.0.1:0", "--set", "run.max_steps=4",
-                                        "--set", "run.max_minutes=4"} +
-                   remote_stages + small_settings(),
+  process head(head_args(dir, sets({"run.max_steps=4", "run.max_minutes=4"}) + remote_stages),
                (dir / "head.log").string());
   std::string ep = wait_endpoint((dir / "head").string(), head);
   ASSERT_FALSE(ep.empty());
-  process n1(
-      std::vector<std::string>{"node", "--join", ep, "--node-id", "n1", "--set", "run.dir=" + dir.string()} +
-          small_settings(),
-      (dir / "n1.log").string());
-  process n2(
-      std::vector<std::string>{"node", "--join", ep, "--node-id", "n2", "--set", "run.dir=" + dir.string(),
-                               "--roles", "compiler=1,benchmarker=1,verifier=1"} +
-          small_settings(),
-      (dir / "n2.log").string());
+  process n1(node_args(dir, ep, "n1"), (dir / "n1.log").string());
+  process n2(node_args(dir, ep, "n2", {"--roles", "compiler=1,benchmarker=1,verifier=1"}),
+             (dir / "n2.log").string());
   ASSERT_TRUE(eventually(30s, [&] { return node_count(status_of(ep)) == 2; })) << head.output();
 
   // Kill n2 -9 while it holds work: what it had is re-dispatched to n1.
@@ -252,10 +255,7 @@ TEST(Cluster, HeadAndTwoNodesTrainAndAKilledNodeLosesNoCandidate) {
 
 TEST(Cluster, ScalingBenchmarkersShowsInStatusWithinTwoSeconds) {
   auto dir = fresh_dir("scale");
-  process head(std::vector<std::string>{"train", "--set", "run.dir=" + (dir / "head").string(), "--set",
-                                        "cluster.listen=tcp://127.0.0.1:0", "--set", "run.max_minutes=3",
-                                        "--set", "roles.benchmarker=1", "--set", "run.shutdown_grace_s=5"} +
-                   small_settings(),
+  process head(head_args(dir, sets({"run.max_minutes=3", "roles.benchmarker=1", "run.shutdown_grace_s=5"})),
                (dir / "head.log").string());
   std::string ep = wait_endpoint((dir / "head").string(), head);
   ASSERT_FALSE(ep.empty());
@@ -273,7 +273,7 @@ TEST(Cluster, ScalingBenchmarkersShowsInStatusWithinTwoSeconds) {
   ASSERT_TRUE(eventually(30s, [&] { return benchmarkers() == 1; }));
   for (int target : {3, 1}) {
     auto r = run_cli("scale --connect " + ep + " --role benchmarker --count " + std::to_string(target));
-    ASSERT_EQ(r.code, 0) << r.out;
+    ASSERT_EQ(r.exit_code, 0) << r.out;
     auto t0 = clock_type::now();
     ASSERT_TRUE(eventually(
         5s, [&] { return benchmarkers() == target; }, 50ms))
@@ -285,7 +285,7 @@ TEST(Cluster, ScalingBenchmarkersShowsInStatusWithinTwoSeconds) {
   ASSERT_TRUE(shown.is_object());
   EXPECT_EQ(shown["roles"]["benchmarker"]["actors"], 1);
   auto bad = run_cli("scale --connect " + ep + " --role learner --count 2");
-  EXPECT_NE(bad.code, 0);
+  EXPECT_NE(bad.exit_code, 0);
   EXPECT_NE(bad.out.find("exactly 1"), std::string::npos) << bad.out;
   head.signal(SIGINT);
   ASSERT_TRUE(head.wait_for(120s)) << head.output();
@@ -295,21 +295,12 @@ TEST(Cluster, ScalingBenchmarkersShowsInStatusWithinTwoSeconds) {
 
 TEST(Cluster, ANodeScaledToZeroDrainsAndLeavesByItself) {
   auto dir = fresh_dir("drain");
-  process head(std::vector<std::string>{"train", "--set", "run.dir=" + (dir / "head").string(), "--set",
-                                        "cluster.listen=tcp://127.0.0.1:0", "--set", "run.max_steps=3",
-                                        "--set", "run.max_minutes=4"} +
-                   remote_stages + small_settings(),
+  process head(head_args(dir, sets({"run.max_steps=3", "run.max_minutes=4"}) + remote_stages),
                (dir / "head.log").string());
   std::string ep = wait_endpoint((dir / "head").string(), head);
   ASSERT_FALSE(ep.empty());
-  process n1(
-      std::vector<std::string>{"node", "--join", ep, "--node-id", "n1", "--set", "run.dir=" + dir.string()} +
-          small_settings(),
-      (dir / "n1.log").string());
-  process n2(
-      std::vector<std::string>{"node", "--join", ep, "--node-id", "n2", "--set", "run.dir=" + dir.string()} +
-          small_settings(),
-      (dir / "n2.log").string());
+  process n1(node_args(dir, ep, "n1"), (dir / "n1.log").string());
+  process n2(node_args(dir, ep, "n2"), (dir / "n2.log").string());
   ASSERT_TRUE(eventually(30s, [&] { return node_count(status_of(ep)) == 2; })) << head.output();
   ASSERT_TRUE(eventually(
       120s,
@@ -323,12 +314,12 @@ TEST(Cluster, ANodeScaledToZeroDrainsAndLeavesByItself) {
       100ms))
       << "n1 never held work";
   auto r = run_cli("scale --connect " + ep + " --role benchmarker --count 0 --node n1");
-  ASSERT_EQ(r.code, 0) << r.out;
+  ASSERT_EQ(r.exit_code, 0) << r.out;
   ASSERT_TRUE(n1.wait_for(90s)) << "the drained node did not leave\n" << n1.output();
   EXPECT_EQ(n1.exit_code(), 0) << n1.output();
   EXPECT_TRUE(eventually(10s, [&] { return node_count(status_of(ep)) == 1; }));
   auto grow = run_cli("scale --connect " + ep + " --role benchmarker --count 2 --node n2");
-  EXPECT_NE(grow.code, 0) << "a node's capacity is what it registered";
+  EXPECT_NE(grow.exit_code, 0) << "a node's capacity is what it registered";
   ASSERT_TRUE(head.wait_for(300s)) << head.output();
   const std::string out = head.output();
   std::smatch m;
@@ -346,37 +337,28 @@ TEST(Cluster, WithCurveKeysOnlyANodeWithAnAllowedKeyJoins) {
   auto key = [&](const std::string& name, bool allowed) {
     auto r = run_cli("keygen --secret " + (dir / (name + ".key")).string() + " --public " +
                      (dir / (allowed ? "allowed" : ".") / (name + ".pub")).string());
-    ASSERT_EQ(r.code, 0) << r.out;
+    ASSERT_EQ(r.exit_code, 0) << r.out;
   };
   key("head", false);
   key("n1", true);
   key("stranger", false);
-  process head(std::vector<std::string>{"train", "--set", "run.dir=" + (dir / "head").string(), "--set",
-                                        "cluster.listen=tcp://127.0.0.1:0", "--set",
-                                        "cluster.secret_key=" + (dir / "head.key").string(), "--set",
-                                        "cluster.authorized_keys=" + (dir / "allowed").string(), "--set",
-                                        "run.max_minutes=3", "--set", "run.shutdown_grace_s=5"} +
-                   remote_stages + small_settings(),
+  process head(head_args(dir, sets({"cluster.secret_key=" + (dir / "head.key").string(),
+                                    "cluster.authorized_keys=" + (dir / "allowed").string(),
+                                    "run.max_minutes=3", "run.shutdown_grace_s=5"}) +
+                                  remote_stages),
                (dir / "head.log").string());
   std::string ep = wait_endpoint((dir / "head").string(), head);
   ASSERT_FALSE(ep.empty());
   const std::string as_n1 = "--set cluster.secret_key=" + (dir / "n1.key").string() +
                             " --set cluster.server_key=" + (dir / "head.pub").string();
-  process n1(
-      std::vector<std::string>{"node", "--join", ep, "--node-id", "n1", "--set", "run.dir=" + dir.string(),
-                               "--set", "cluster.secret_key=" + (dir / "n1.key").string(), "--set",
-                               "cluster.server_key=" + (dir / "head.pub").string()} +
-          small_settings(),
-      (dir / "n1.log").string());
-  process plain(std::vector<std::string>{"node", "--join", ep, "--node-id", "plain", "--set",
-                                         "run.dir=" + dir.string()} +
-                    small_settings(),
-                (dir / "plain.log").string());
-  process stranger(std::vector<std::string>{"node", "--join", ep, "--node-id", "stranger", "--set",
-                                            "run.dir=" + dir.string(), "--set",
-                                            "cluster.secret_key=" + (dir / "stranger.key").string(), "--set",
-                                            "cluster.server_key=" + (dir / "head.pub").string()} +
-                       small_settings(),
+  process n1(node_args(dir, ep, "n1",
+                       sets({"cluster.secret_key=" + (dir / "n1.key").string(),
+                             "cluster.server_key=" + (dir / "head.pub").string()})),
+             (dir / "n1.log").string());
+  process plain(node_args(dir, ep, "plain"), (dir / "plain.log").string());
+  process stranger(node_args(dir, ep, "stranger",
+                             sets({"cluster.secret_key=" + (dir / "stranger.key").string(),
+                                   "cluster.server_key=" + (dir / "head.pub").string()})),
                    (dir / "stranger.log").string());
   ASSERT_TRUE(eventually(30s, [&] { return node_count(status_of(ep, as_n1)) >= 1; })) << head.output();
   std::this_thread::sleep_for(3s);  // time for the others to try, and be refused
@@ -387,7 +369,7 @@ TEST(Cluster, WithCurveKeysOnlyANodeWithAnAllowedKeyJoins) {
   // Without a key, not even a status request is answered.
   EXPECT_TRUE(status_of(ep).is_null());
   auto refused = run_cli("scale --timeout 2 --connect " + ep + " --role benchmarker --count 3");
-  EXPECT_NE(refused.code, 0) << refused.out;
+  EXPECT_NE(refused.exit_code, 0) << refused.out;
   EXPECT_EQ(plain.output().find("registered with head"), std::string::npos) << plain.output();
   EXPECT_EQ(stranger.output().find("registered with head"), std::string::npos) << stranger.output();
   head.signal(SIGINT);
@@ -421,10 +403,7 @@ TEST(Cluster, AHeadRestartedWithResumeGetsItsNodesBack) {
                                "run.max_minutes=4"} +
           remote_stages + small_settings(),
       (dir / "head1.log").string());
-  process node(
-      std::vector<std::string>{"node", "--join", ep, "--node-id", "n1", "--set", "run.dir=" + dir.string()} +
-          small_settings(),
-      (dir / "n1.log").string());
+  process node(node_args(dir, ep, "n1"), (dir / "n1.log").string());
   // Until the first checkpoint: then the head dies without warning.
   ASSERT_TRUE(eventually(
       240s, [&] { return fs::exists(fs::path(run_dir) / "checkpoints" / "LATEST"); }, 250ms))
@@ -482,12 +461,9 @@ TEST(Cluster, APluginStageAndAPythonStageBothTakePart) {
   const std::string plugin = std::string(CRUCIBLE_BINARY_DIR) + "/plugins/source_audit.so";
   if (!fs::exists(plugin)) GTEST_SKIP() << "the example plugin was not built: " << plugin;
   auto dir = fresh_dir("stages");
-  process head(std::vector<std::string>{"train", "--set", "run.dir=" + (dir / "head").string(), "--set",
-                                        "cluster.listen=tcp://127.0.0.1:0", "--set", "run.max_steps=2",
-                                        "--set", "run.max_minutes=4", "--set", "plugins=[" + plugin + "]",
-                                        "--set", "roles.source_audit=1", "--set",
-                                        "pipeline=[compile, benchmark, verify, source_audit, py_verifier]"} +
-                   small_settings(),
+  process head(head_args(dir, sets({"run.max_steps=2", "run.max_minutes=4", "plugins=[" + plugin + "]",
+                                    "roles.source_audit=1",
+                                    "pipeline=[compile, benchmark, verify, source_audit, py_verifier]"})),
                (dir / "head.log").string());
   std::string ep = wait_endpoint((dir / "head").string(), head);
   ASSERT_FALSE(ep.empty());
@@ -506,10 +482,7 @@ TEST(Cluster, APluginStageAndAPythonStageBothTakePart) {
     ASSERT_EQ(posix_spawn(&py, argv[0], &fa, nullptr, argv.data(), environ), 0);
     posix_spawn_file_actions_destroy(&fa);
   }
-  process node(
-      std::vector<std::string>{"node", "--join", ep, "--node-id", "n1", "--set", "run.dir=" + dir.string()} +
-          small_settings(),
-      (dir / "n1.log").string());
+  process node(node_args(dir, ep, "n1"), (dir / "n1.log").string());
   bool finished = head.wait_for(300s);
   ::kill(py, SIGTERM);
   int st = 0;

@@ -1,10 +1,6 @@
 // `crucible eval` as a user runs it: the real binary on hand-written candidates. Whatever the candidate does
 // (compute, lie, crash, hang, cheat), the process itself exits normally with one JSON verdict.
-#include <sys/wait.h>
 
-#include <array>
-#include <cstdio>
-#include <cstdlib>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -15,18 +11,8 @@
 
 namespace {
 
-struct run_result {
-  int exit_code = -1;
-  std::string out;
-};
-
-run_result run(const std::string& args) {
-  std::string cmd = std::string(CRUCIBLE_BINARY_DIR) + "/crucible " + args + " 2>/dev/null";
-  auto c = crucible::test::run_command(cmd.c_str());
-  run_result r;
-  r.exit_code = c.exit_code;
-  r.out = std::move(c.out);
-  return r;
+crucible::test::command_result run(const std::string& args) {
+  return crucible::test::run_command(std::string(CRUCIBLE_BINARY_DIR) + "/crucible " + args + " 2>/dev/null");
 }
 
 // Small, fast measurement settings; a short worker timeout so the infinite loop is cut quickly.

@@ -39,16 +39,11 @@ const std::string crucible_bin = std::string(CRUCIBLE_BINARY_DIR) + "/crucible";
 const std::string repo = std::string(CRUCIBLE_TEST_DATA_DIR) + "/../..";
 const std::string ns_prefix = "crun";  // crun<pid>-sw, crun<pid>-h0 .. h2
 
-struct shell_result {
-  int exit_code = -1;
-  std::string out;
-};
+using shell_result = crucible::test::command_result;
 
+// stdout and stderr together, trailing blanks trimmed
 shell_result shell(const std::string& cmd) {
-  auto c = crucible::test::run_command((cmd + " 2>&1").c_str());
-  shell_result r;
-  r.exit_code = c.exit_code;
-  r.out = std::move(c.out);
+  auto r = crucible::test::run_command(cmd + " 2>&1");
   while (!r.out.empty() && (r.out.back() == '\n' || r.out.back() == ' ')) r.out.pop_back();
   return r;
 }

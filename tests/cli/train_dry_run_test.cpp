@@ -1,11 +1,7 @@
 // `crucible train --dry-run` as a user runs it: the resolved config and the placement plan on stdout (the
 // plan as YAML comments, so the output is itself a config), nothing started, and under a simulated Slurm
 // environment the plan of the process srun would have started.
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -18,12 +14,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct run_result {
-  int exit_code = -1;
-  std::string out;  // stdout (and stderr where asked)
-};
-
-run_result crucible(const std::string& args, const std::string& env = "", bool with_stderr = true) {
+crucible::test::command_result crucible(const std::string& args, const std::string& env = "",
+                                        bool with_stderr = true) {
   // Whatever launcher the tests themselves run under, the binary sees only the environment given here.
   std::string cmd = "env";
   for (const char* var :
@@ -33,18 +25,10 @@ run_result crucible(const std::string& args, const std::string& env = "", bool w
     cmd += std::string(" -u ") + var;
   cmd += " " + env + " " + std::string(CRUCIBLE_BINARY_DIR) + "/crucible " + args +
          (with_stderr ? " 2>&1" : " 2>/dev/null");
-  auto c = crucible::test::run_command(cmd.c_str());
-  run_result r;
-  r.exit_code = c.exit_code;
-  r.out = std::move(c.out);
-  return r;
+  return crucible::test::run_command(cmd);
 }
 
-std::string temp_dir(const std::string& name) {
-  auto d = fs::temp_directory_path() / ("crucible-dry-run-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  return d.string();
-}
+using crucible::test::fresh_temp_dir;
 
 const std::string cluster_yaml = std::string(CRUCIBLE_TEST_DATA_DIR) + "/../../configs/cluster.yaml";
 
@@ -53,7 +37,7 @@ bool contains(const std::string& text, const std::string& part) {
 }
 
 TEST(TrainDryRun, PrintsTheResolvedConfigAndThePlanAndStartsNothing) {
-  std::string dir = temp_dir("cluster");
+  std::string dir = fresh_temp_dir("cluster");
   auto r = crucible("train --config " + cluster_yaml + " --dry-run --set run.dir=" + dir, "", false);
   EXPECT_EQ(r.exit_code, 0) << r.out;
   EXPECT_TRUE(contains(r.out, "run:\n  dir: " + dir + "\n")) << r.out;
@@ -76,7 +60,7 @@ TEST(TrainDryRun, PrintsTheResolvedConfigAndThePlanAndStartsNothing) {
 }
 
 TEST(TrainDryRun, TheDefaultConfigIsOneProcess) {
-  auto r = crucible("train --dry-run --set run.dir=" + temp_dir("local"));
+  auto r = crucible("train --dry-run --set run.dir=" + fresh_temp_dir("local"));
   EXPECT_EQ(r.exit_code, 0) << r.out;
   EXPECT_TRUE(contains(r.out, "# endpoint: none (one process: every actor runs in the head)\n")) << r.out;
   EXPECT_TRUE(contains(r.out, "#   compile    compiler      head x2, nodes x0\n")) << r.out;

@@ -1,10 +1,6 @@
 // `crucible train` with plugins, as a user runs it: the example config of examples/plugin_stage trains with
 // the plugin's stage, and a plugin that cannot be loaded ends the command with exit code 2 and a message.
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -18,28 +14,15 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct run_result {
-  int exit_code = -1;
-  std::string out;  // stdout and stderr
-};
-
-run_result crucible(const std::string& args) {
-  std::string cmd = std::string(CRUCIBLE_BINARY_DIR) + "/crucible " + args + " 2>&1";
-  auto c = crucible::test::run_command(cmd.c_str());
-  run_result r;
-  r.exit_code = c.exit_code;
-  r.out = std::move(c.out);
-  return r;
+// stdout and stderr together
+crucible::test::command_result crucible(const std::string& args) {
+  return crucible::test::run_command(std::string(CRUCIBLE_BINARY_DIR) + "/crucible " + args + " 2>&1");
 }
 
-std::string temp_dir(const std::string& name) {
-  auto d = fs::temp_directory_path() / ("crucible-cli-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  return d.string();
-}
+using crucible::test::fresh_temp_dir;
 
 TEST(TrainPlugins, AMissingPluginEndsTrainWithExitCode2) {
-  std::string dir = temp_dir("missing-plugin");
+  std::string dir = fresh_temp_dir("missing-plugin");
   auto r = crucible("train --set run.dir=" + dir + " --set plugins=[/nonexistent/audit.so]");
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_NE(r.out.find("crucible train: plugins[0] (/nonexistent/audit.so): no such file"), std::string::npos)
@@ -50,7 +33,7 @@ TEST(TrainPlugins, AMissingPluginEndsTrainWithExitCode2) {
 TEST(TrainPlugins, ALibraryThatIsNoPluginEndsTrainWithExitCode2) {
   std::string lib = std::string(CRUCIBLE_BINARY_DIR) + "/tests/plugins/no_entry.so";
   if (!fs::exists(lib)) GTEST_SKIP() << lib << " is built with test_runtime";
-  std::string dir = temp_dir("not-a-plugin");
+  std::string dir = fresh_temp_dir("not-a-plugin");
   auto r = crucible("train --set run.dir=" + dir + " --set plugins=[" + lib + "]");
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_NE(r.out.find("exports no Crucible entry point"), std::string::npos) << r.out;
@@ -58,7 +41,7 @@ TEST(TrainPlugins, ALibraryThatIsNoPluginEndsTrainWithExitCode2) {
 }
 
 TEST(TrainPlugins, TheExampleConfigTrainsWithThePluginStage) {
-  std::string dir = temp_dir("plugin-train");
+  std::string dir = fresh_temp_dir("plugin-train");
   std::string config = std::string(CRUCIBLE_TEST_DATA_DIR) + "/../../examples/plugin_stage/source_audit.yaml";
   auto r =
       crucible("train --config " + config + " --set plugins=[" + std::string(CRUCIBLE_BINARY_DIR) +

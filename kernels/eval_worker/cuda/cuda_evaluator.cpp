@@ -455,8 +455,11 @@ class cuda_session {
   // stream (snapshotting `out` there when asked), wait for the whole device. Errors: sticky ones throw.
   enum class mode { timed, checked };  // timed: flush first; checked: wait with a deadline
 
+  // `snapshot` is copied into `snapshot_into` (allocated by the caller, before the region: a fresh device
+  // allocation between the stream's end and the device-wide wait would be counted as the call's tail).
   template <class F>
-  call_result region(F&& f, mode md, const at::Tensor* snapshot, const std::string& what) {
+  call_result region(F&& f, mode md, const at::Tensor* snapshot, const std::string& what,
+                     at::Tensor snapshot_into = {}) {
     call_result res;
     if (md == mode::timed) flush();
     check_api(cudaEventRecord(m_.ev0, m_.stream), "cudaEventRecord");
@@ -473,9 +476,9 @@ class cuda_session {
     check_api(cudaEventRecord(m_.ev1, m_.stream), "cudaEventRecord");
     cudaError_t es = wait_stream(md == mode::checked);
     auto t_stream = clock_type::now();
-    if (es == cudaSuccess && snapshot) {
+    if (es == cudaSuccess && snapshot && snapshot_into.defined()) {
       // Copied on the stream as it is now: what a consumer ordered on ctx->stream would read.
-      res.at_stream_end = snapshot->clone();
+      res.at_stream_end = snapshot_into.copy_(*snapshot);
       es = cudaStreamSynchronize(m_.stream);
     }
     auto t_snap = clock_type::now();
@@ -498,11 +501,14 @@ class cuda_session {
     return res;
   }
 
-  call_result call_candidate(std::vector<at::Tensor>& inputs, at::Tensor& out, bool timed) {
+  // A checked call's snapshot buffer is `snapshot_into`, allocated before it (see region).
+  call_result call_candidate(std::vector<at::Tensor>& inputs, at::Tensor& out, bool timed,
+                             at::Tensor snapshot_into = {}) {
     auto in = views_of(inputs);
     cru_tensor o = view_of(out);
     return region([&] { return fn_(&ctx_, in.data(), static_cast<int32_t>(in.size()), &o, 1); },
-                  timed ? mode::timed : mode::checked, timed ? nullptr : &out, "crucible_forward");
+                  timed ? mode::timed : mode::checked, timed ? nullptr : &out, "crucible_forward",
+                  std::move(snapshot_into));
   }
 
   call_result call_eager(const std::vector<at::Tensor>& inputs) {
@@ -565,10 +571,13 @@ class cuda_session {
   checked checked_call(std::vector<at::Tensor>& inputs, at::Tensor& out, const std::string& phase) {
     checked c;
     auto pristine = clone_all(inputs);
+    at::Tensor snapshot = at::empty_like(out);
     poison_device(out);
-    check_api(cudaStreamSynchronize(m_.stream), "cudaStreamSynchronize");
+    // The whole device idle before the call, allocations included: whatever it does after the call's
+    // stream has finished is then the call's.
+    check_api(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
     int threads_before = thread_count();
-    auto res = call_candidate(inputs, out, /*timed=*/false);
+    auto res = call_candidate(inputs, out, /*timed=*/false, snapshot);
     if (!res.ok) {
       r_.error = res.error + " (" + phase + ")";
       return c;

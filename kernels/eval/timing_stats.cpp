@@ -44,8 +44,8 @@ bool tails_are_evidence(int tails, int calls, double max_tail_ms, double proof_m
 }
 
 double charged_ms(const call_clocks& c, const clock_check& k) {
-  if (!outside_stream(c, k)) return c.event_ms;
-  return std::max(c.event_ms, c.wall_ms - k.null_wall_ms);
+  double device = outside_stream(c, k) ? std::max(c.event_ms, c.wall_ms - k.null_wall_ms) : c.event_ms;
+  return std::max(device, c.host_ms);
 }
 
 bool wall_exceeds_events(const std::vector<call_clocks>& calls, const clock_check& k) {

@@ -49,10 +49,13 @@ Run variance_gate(Run best, double max_spread, int max_reruns, Again again, int&
 
 /// The clocks of one timed CUDA call. The host takes t0 just before the call, then records an event on
 /// the candidate's stream, waits for that stream (t_stream) and then for the whole device (t_device).
+/// A gated call (the stream held until the host has enqueued it) starts on the device when the host
+/// opens the gate after the call returned (t_open).
 struct call_clocks {
   double event_ms = 0.0;        ///< between the events recorded around the call on ctx->stream
-  double wall_ms = 0.0;         ///< host: t_device - t0
+  double wall_ms = 0.0;         ///< host: t_device - t0 (gated: t_device - t_open)
   double device_tail_ms = 0.0;  ///< host: t_device - t_stream, work the device still had after our stream
+  double host_ms = 0.0;         ///< gated: the host's time inside the call (0 when not gated)
 };
 
 /// Thresholds of the cross-check. `null_wall_ms` is the wall time of an empty timed region on this
@@ -77,7 +80,9 @@ bool outside_stream(const call_clocks& c, const clock_check& k);
 bool tails_are_evidence(int tails, int calls, double max_tail_ms, double proof_ms = 0.5);
 
 /// The milliseconds a call is charged: its event time, or, when work escaped the stream, the host's
-/// device-wide figure (wall less the empty region), whichever is larger. All work counts.
+/// device-wide figure (wall less the empty region), whichever is larger; and the host's own time in a
+/// gated call when that is longer still (a call cannot be repeated faster than the host can issue it).
+/// All work counts.
 double charged_ms(const call_clocks& c, const clock_check& k);
 
 /// True when, over a set of calls, the host saw materially more time than the stream events did.

@@ -36,6 +36,24 @@ TEST(TimingStats, WorkOnAnotherStreamIsChargedTheDeviceWideTime) {
   EXPECT_DOUBLE_EQ(charged_ms(d, k), 0.300);
 }
 
+TEST(TimingStats, AGatedCallIsChargedItsHostTimeWhenThatIsLonger) {
+  clock_check k;
+  k.null_wall_ms = 0.010;
+  // A library call that spends 0.3 ms on the host to enqueue 0.2 ms of device work: it cannot be
+  // repeated faster than the host issues it.
+  call_clocks slow_host{0.200, 0.212, 0.004, 0.300};
+  EXPECT_DOUBLE_EQ(charged_ms(slow_host, k), 0.300);
+  // The usual case: a few microseconds of host time behind the device's.
+  call_clocks fast_host{0.200, 0.212, 0.004, 0.012};
+  EXPECT_DOUBLE_EQ(charged_ms(fast_host, k), 0.200);
+  // Work on a side stream that the host waited for inside the call (hidden from a gated stream's events)
+  // is in the host's time; work it did not wait for is in the device-wide time.
+  call_clocks waited{0.005, 0.015, 0.002, 0.950};
+  EXPECT_DOUBLE_EQ(charged_ms(waited, k), 0.950);
+  call_clocks escaped{0.005, 0.930, 0.900, 0.010};
+  EXPECT_NEAR(charged_ms(escaped, k), 0.920, 1e-12);
+}
+
 TEST(TimingStats, ATailWithinJitterIsNotOutsideWork) {
   clock_check k;
   EXPECT_FALSE(outside_stream({1.0, 1.1, 0.04}, k));   // 40 us after a 1 ms call: a host hiccup

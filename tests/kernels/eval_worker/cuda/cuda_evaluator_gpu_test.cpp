@@ -1,6 +1,7 @@
 // The CUDA evaluation engine on hand-written candidates for k1_softsign (tests/data/candidates/cuda): a
-// correct fused kernel, a wrong one, one that writes to an illegal address, one that never ends and one that
-// hides its work on a stream of its own. Label gpu: skipped without a device.
+// correct fused kernel, a wrong one, one that writes to an illegal address, one that never ends, one that
+// hides its work on a stream of its own, one that synchronizes inside its call and one with a millisecond of
+// host time per call. Label gpu: skipped without a device.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -87,6 +88,36 @@ TEST_F(CudaEvaluator, WorkOnItsOwnStreamIsFlaggedAndCharged) {
   EXPECT_GT(e.bench.timing.candidate_ms_median, fused.bench.timing.candidate_ms_median);
   EXPECT_EQ(e.judged.reward, -1.0);
   EXPECT_EQ(runner().worker().pid(), 0) << "a worker that ran escaped work is retired";
+}
+
+// The launch gate holds the stream while a timed call is enqueued; a call that synchronizes inside its
+// launch would wait on it: the watchdog opens it, and the evaluation goes on timing launches with the calls.
+TEST_F(CudaEvaluator, ACallThatSynchronizesIsTimedWithItsLaunchAndDoesNotHang) {
+  auto e = eval("softsign_synchronizes");
+  ASSERT_TRUE(e.compiled.ok) << e.compiled.log;
+  EXPECT_EQ(e.judged.outcome, "pass") << evaluation_json(e);
+  ASSERT_TRUE(e.bench.timed);
+  EXPECT_TRUE(std::any_of(e.bench.notes.begin(), e.bench.notes.end(), [](const std::string& n) {
+    return n.find("launches timed with the calls") == 0;
+  })) << evaluation_json(e);
+  // One watchdog deadline (50 ms) at most, not one per call: the evaluation takes seconds, not minutes.
+  EXPECT_LT(e.bench.wall_s, 30.0);
+  EXPECT_LT(e.bench.timing.candidate_ms_median, 5.0) << "the gate's deadline was charged";
+}
+
+// A millisecond of host time per call before a 0.1 ms kernel: gated, the events see only the kernel; the
+// call is charged the host's time, since it cannot be issued faster than that.
+TEST_F(CudaEvaluator, HostTimeInTheCallIsChargedWhenLongerThanTheDevices) {
+  auto fused = eval("softsign_fused");
+  auto e = eval("softsign_slow_host");
+  ASSERT_TRUE(e.compiled.ok) << e.compiled.log;
+  EXPECT_EQ(e.judged.outcome, "pass") << evaluation_json(e);
+  ASSERT_TRUE(e.bench.timed);
+  EXPECT_GT(e.bench.timing.candidate_ms_median, 3 * fused.bench.timing.candidate_ms_median)
+      << evaluation_json(e);
+  EXPECT_TRUE(std::any_of(e.bench.notes.begin(), e.bench.notes.end(), [](const std::string& n) {
+    return n.find("launch: the candidate's host time per call") == 0;
+  })) << evaluation_json(e);
 }
 
 }  // namespace

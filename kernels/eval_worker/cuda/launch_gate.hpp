@@ -1,0 +1,52 @@
+// Holds a stream closed while the host enqueues a timed call, so the stream events around the call time
+// the device's work and not how quickly the host dispatched it (nvbench's blocking kernel, done with a
+// stream memory wait on a host-mapped word). The host's own time in the call is measured apart.
+// A call that waits on the device inside its launch (a synchronize) would wait on the closed gate
+// forever: a watchdog opens it after the deadline, and open() reports that it had to.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <thread>
+
+namespace crucible::kernels {
+
+class launch_gate {
+ public:
+  explicit launch_gate(std::chrono::milliseconds deadline);
+  ~launch_gate();
+  launch_gate(const launch_gate&) = delete;
+  launch_gate& operator=(const launch_gate&) = delete;
+
+  /// Empty while the gate works; why it does not otherwise (then callers time launches with the call).
+  const std::string& error() const { return error_; }
+
+  /// Enqueues the wait on `stream` and arms the watchdog. False (and error() set) when the device
+  /// refused the wait.
+  bool close(cudaStream_t stream);
+
+  /// Opens the gate. False when the watchdog had already opened it: the call blocked on the device.
+  bool open();
+
+ private:
+  void watch();
+  void release(uint32_t value);
+
+  std::chrono::milliseconds deadline_;
+  std::string error_;
+  volatile uint32_t* word_ = nullptr;  ///< host-mapped; the stream waits until it reaches round_
+  void* word_device_ = nullptr;
+  uint32_t round_ = 0;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool armed_ = false, fired_ = false, stop_ = false;
+  std::chrono::steady_clock::time_point due_;
+  std::thread watchdog_;
+};
+
+}  // namespace crucible::kernels

@@ -83,7 +83,8 @@ struct eval_options {
       20.0;                ///< a candidate this many times slower after the first bucket stops there
   double warmup_ms = 0.0;  ///< and warm-up rounds go on until this long has passed
   /// CUDA: true times the host's launch latency too (the host waits for the L2 flush before the call, as
-  /// KernelBench's harness does); false lets the flush cover the launch, timing the device's work.
+  /// KernelBench's harness does); false holds the stream while the host enqueues the call, so the events
+  /// time the device's work, and charges the host's time in the call when that is longer.
   bool time_launch = false;
   MSGPACK_DEFINE_MAP(seeds, input_sets, warmup, buckets, trials, flush_cache, threads, settle_ms, max_spread,
                      max_reruns, timing, early_stop_slowdown, warmup_ms, time_launch);

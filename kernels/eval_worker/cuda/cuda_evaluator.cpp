@@ -734,7 +734,8 @@ class cuda_session {
       gate_off(std::string(s == side::candidate ? "the candidate"
                            : s == side::eager   ? "eager"
                                                 : "the graph") +
-               " waited on the device inside its launch (a synchronize?)");
+               " waited on the device inside its launch (a synchronize, or more launches than the "
+               "stream queues)");
       return timed_side(s, set, ms, b);
     }
     if (s == side::candidate) {

@@ -1,8 +1,9 @@
 // Holds a stream closed while the host enqueues a timed call, so the stream events around the call time
 // the device's work and not how quickly the host dispatched it (nvbench's blocking kernel, done with a
 // stream memory wait on a host-mapped word). The host's own time in the call is measured apart.
-// A call that waits on the device inside its launch (a synchronize) would wait on the closed gate
-// forever: a watchdog opens it after the deadline, and open() reports that it had to.
+// A call that waits on the device inside its launch (a synchronize, or more launches than a stream
+// queues: about a thousand) would wait on the closed gate forever: a watchdog opens it after the
+// deadline, and open() reports that it had to.
 #pragma once
 
 #include <cuda_runtime.h>

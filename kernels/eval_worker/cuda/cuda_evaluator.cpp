@@ -215,7 +215,10 @@ cuda_evaluator::cuda_evaluator(int device) : impl_(std::make_unique<impl>()) {
 
 cuda_evaluator::~cuda_evaluator() {
   auto& m = *impl_;
-  if (m.must_exit) return;  // a lost context: nothing can be released cleanly
+  if (m.must_exit) {         // a lost context: nothing can be released cleanly
+    (void)m.gate.release();  // nor its mapped word; the watchdog thread ends with the process
+    return;
+  }
   if (m.blas) cublasDestroy(m.blas);
   if (m.ev0) cudaEventDestroy(m.ev0);
   if (m.ev1) cudaEventDestroy(m.ev1);

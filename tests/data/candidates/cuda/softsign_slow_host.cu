@@ -1,4 +1,4 @@
-// A correct k1_softsign candidate that spends about a millisecond of host time before it launches its
+// A correct k1_softsign candidate that spends a few milliseconds of host time before it launches its
 // fast kernel (a stand-in for a library call with heavy host-side setup on every call). It cannot be called
 // more often than the host issues it, so that host time is what it is charged.
 #include <cuda_runtime.h>
@@ -23,7 +23,7 @@ __global__ void softsign_tail(const float* __restrict__ x, float* __restrict__ y
 
 static int host_work() {
   volatile unsigned sink = 0;
-  for (unsigned i = 0; i < 1000000u; ++i) sink = sink + i;
+  for (unsigned i = 0; i < 5000000u; ++i) sink = sink + i;
   return sink == 1u ? 1 : 0;
 }
 

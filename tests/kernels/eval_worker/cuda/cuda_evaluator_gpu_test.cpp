@@ -105,7 +105,7 @@ TEST_F(CudaEvaluator, ACallThatSynchronizesIsTimedWithItsLaunchAndDoesNotHang) {
   EXPECT_LT(e.bench.timing.candidate_ms_median, 5.0) << "the gate's deadline was charged";
 }
 
-// A millisecond of host time per call before a 0.1 ms kernel: gated, the events see only the kernel; the
+// Milliseconds of host time per call before a 0.1 ms kernel: gated, the events see only the kernel; the
 // call is charged the host's time, since it cannot be issued faster than that.
 TEST_F(CudaEvaluator, HostTimeInTheCallIsChargedWhenLongerThanTheDevices) {
   auto fused = eval("softsign_fused");
@@ -113,11 +113,15 @@ TEST_F(CudaEvaluator, HostTimeInTheCallIsChargedWhenLongerThanTheDevices) {
   ASSERT_TRUE(e.compiled.ok) << e.compiled.log;
   EXPECT_EQ(e.judged.outcome, "pass") << evaluation_json(e);
   ASSERT_TRUE(e.bench.timed);
-  EXPECT_GT(e.bench.timing.candidate_ms_median, 3 * fused.bench.timing.candidate_ms_median)
-      << evaluation_json(e);
-  EXPECT_TRUE(std::any_of(e.bench.notes.begin(), e.bench.notes.end(), [](const std::string& n) {
-    return n.find("launch: the candidate's host time per call") == 0;
-  })) << evaluation_json(e);
+  const std::string prefix = "launch: the candidate's host time per call, median ";
+  auto note = std::find_if(e.bench.notes.begin(), e.bench.notes.end(),
+                           [&](const std::string& n) { return n.rfind(prefix, 0) == 0; });
+  ASSERT_NE(note, e.bench.notes.end()) << evaluation_json(e);
+  const double host_ms = std::stod(note->substr(prefix.size()));
+  // The host's loop takes longer than the fused kernel on any machine this runs on (a few ms against
+  // 0.14 ms on an H200), and that, not the kernel's time, is what the call is charged.
+  ASSERT_GT(host_ms, 2 * fused.bench.timing.candidate_ms_median) << evaluation_json(e);
+  EXPECT_GT(e.bench.timing.candidate_ms_median, 0.9 * host_ms) << evaluation_json(e);
 }
 
 }  // namespace

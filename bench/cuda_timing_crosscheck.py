@@ -4,8 +4,10 @@
 Reads the JSON that `cuda_eval_bench fidelity N out.json` writes (artifact path, input and output shapes,
 Crucible's median candidate time per task), loads each artifact with ctypes into a PyTorch process, calls
 crucible_forward on torch tensors with torch's current stream and cuBLAS handle, and times it with
-torch.cuda.Event the way Crucible's protocol does: L2 flushed (a 256 MB buffer zeroed) before every call,
-events around the call alone, median of the calls. Prints Crucible's time, this one and their ratio.
+torch.cuda.Event: L2 flushed (a 256 MB buffer zeroed) before every call, events around the call alone,
+median of the calls. Prints Crucible's time, this one and their ratio. Crucible holds its stream while a
+call is enqueued (its launch gate); here only the flush (~70 us on an H200) covers the launch, so the two
+agree for calls whose host part is shorter than that, and this one reads slower for the others.
 
     python3 bench/cuda_timing_crosscheck.py out.json [calls]
     python3 bench/cuda_timing_crosscheck.py out.json [calls] --loads N [task,...]

@@ -62,8 +62,12 @@ struct bench_result {
   std::string worker;    ///< which worker measured it (host:pid)
   int32_t attempts = 1;  ///< workers it took (a worker killed under it is retried)
   double wall_s = 0.0;
+  /// The worker ends after this reply: its state cannot be trusted (a lost CUDA context, a failure inside
+  /// LibTorch, device memory left exhausted). An error it reports this way is retried on a fresh worker.
+  bool worker_retired = false;
   MSGPACK_DEFINE_MAP(candidate_id, task, status, correct, timed, max_abs_err, max_rel_err, speedup_vs_eager,
-                     timing, evidence, notes, error, worker, attempts, wall_s, speedup_vs_graph);
+                     timing, evidence, notes, error, worker, attempts, wall_s, speedup_vs_graph,
+                     worker_retired);
 };
 
 /// How the benchmarker measures (DESIGN.md §5); defaults come from config (benchmark.*).

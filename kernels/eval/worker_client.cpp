@@ -243,6 +243,9 @@ bench_result worker_client::evaluate(const eval_request& request) {
       // the worker exits after answering, and the next request must not find it gone.
       w.stop();
       r.notes.push_back("worker " + worker_id + " retired: " + r.status + " reported by the worker");
+    } else if (r.worker_retired) {
+      w.stop();
+      r.notes.push_back("worker " + worker_id + " retired: it said its state cannot be trusted");
     }
     return finish(r);
   } catch (const std::exception& e) {
@@ -270,11 +273,15 @@ bench_result bench_runner::run(const eval_request& request, double best_seen_for
       ++tries;
       ++attempts;
       // A crash the worker itself reports (a sticky CUDA error in the candidate's own call) is the
-      // candidate's doing and deterministic; only a worker that died under it earns a second try.
+      // candidate's doing and deterministic; only a worker that died under it earns a second try. So does
+      // an error from a worker that failed inside (LibTorch out of memory, say): the state it failed in may
+      // be an earlier candidate's doing (device memory it leaked), and a fresh worker tells.
       const bool reported = std::any_of(res.notes.begin(), res.notes.end(), [](const std::string& n) {
         return n.find("retired: crash reported by the worker") != std::string::npos;
       });
-      if (res.status != "crash" || reported || tries >= std::max(1, options_.max_attempts)) return res;
+      const bool retry =
+          (res.status == "crash" && !reported) || (res.status == "error" && res.worker_retired);
+      if (!retry || tries >= std::max(1, options_.max_attempts)) return res;
       history.push_back("attempt " + std::to_string(attempts) + ": " + res.error + " [" + res.worker +
                         "]; retried on a fresh worker");
     }

@@ -112,6 +112,7 @@ int main(int argc, char** argv) {
       if (!gpu) gpu = std::make_unique<crucible::kernels::cuda_evaluator>(device < 0 ? 0 : device);
       result = gpu->evaluate(*request, evaluator.worker_id());
       leave = gpu->must_exit();
+      result.worker_retired = leave;
 #else
       result =
           error_result("target cuda: this worker was built without CUDA (configure with -DCRUCIBLE_CUDA=ON)");

@@ -82,6 +82,35 @@ void relieve_memory_pressure() {
     c10::cuda::CUDACachingAllocator::emptyCache();  // throws if the allocator is broken
 }
 
+// Device memory a candidate allocated itself and never freed outlives its evaluation and would fail the
+// next one: a worker left with under an eighth of the device free, LibTorch's cache emptied, must retire.
+bool memory_exhausted(std::vector<std::string>& notes) {
+  size_t free_b = 0, total_b = 0;
+  if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  if (free_b >= total_b / 8) return false;
+  try {
+    c10::cuda::CUDACachingAllocator::emptyCache();
+  } catch (const std::exception&) {
+    notes.push_back("worker retired after this evaluation: LibTorch's allocator could not empty its cache");
+    return true;
+  }
+  if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  if (free_b >= total_b / 8) return false;
+  char line[200];
+  std::snprintf(line, sizeof line,
+                "worker retired after this evaluation: %.1f of %.1f GB of device memory free with LibTorch's "
+                "cache emptied (memory the candidate allocated and kept?)",
+                free_b / 1e9, total_b / 1e9);
+  notes.push_back(line);
+  return true;
+}
+
 std::string error_text(cudaError_t e) {
   return "CUDA error " + std::to_string(static_cast<int>(e)) + " (" + cudaGetErrorName(e) +
          "): " + cudaGetErrorString(e);
@@ -1024,6 +1053,7 @@ bench_result cuda_evaluator::evaluate(const eval_request& req, const std::string
     r.status = "error";
     r.error = "evaluation failed with a non-standard exception";
   }
+  if (!m.must_exit && memory_exhausted(r.notes)) m.must_exit = true;
   return done();
 }
 

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -302,6 +304,37 @@ TEST(BenchRunner, WorkerKilledMidEvaluationIsRetried) {
   EXPECT_TRUE(std::any_of(result.notes.begin(), result.notes.end(), [](const std::string& n) {
     return n.find("SIGKILL") != std::string::npos;
   })) << ::testing::PrintToString(result.notes);
+}
+
+// A worker that failed inside (a CUDA worker whose LibTorch ran out of memory, perhaps in device memory an
+// earlier candidate kept) says it retires: the client lets it go, and the runner measures the candidate
+// again in a fresh worker rather than charging it the failure.
+TEST(BenchRunner, AnErrorFromARetiringWorkerIsRetriedInAFreshOne) {
+  auto config = test::test_config();
+  config.worker.worker_path = std::string(CRUCIBLE_BINARY_DIR) + "/tests/crucible_test_retiring_worker";
+  const std::string marker = test::scratch_dir() + "/retiring-worker-started";
+  std::filesystem::remove(marker);
+  ASSERT_EQ(setenv("CRUCIBLE_FAKE_WORKER_MARKER", marker.c_str(), 1), 0);
+
+  worker_client client(config.worker);
+  auto failed = client.evaluate(request_for("fused_bias_scale_relu"));
+  EXPECT_EQ(failed.status, "error");
+  EXPECT_TRUE(failed.worker_retired);
+  EXPECT_EQ(client.pid(), 0) << "the retired worker is let go, not written to again";
+  EXPECT_TRUE(std::any_of(failed.notes.begin(), failed.notes.end(), [](const std::string& n) {
+    return n.find("retired: it said its state cannot be trusted") != std::string::npos;
+  })) << ::testing::PrintToString(failed.notes);
+
+  std::filesystem::remove(marker);
+  bench_runner runner(config.worker, config.runner);
+  auto r = runner.run(request_for("fused_bias_scale_relu"));
+  EXPECT_EQ(r.status, "ok") << r.error;
+  EXPECT_EQ(r.attempts, 2);
+  EXPECT_FALSE(r.worker_retired);
+  EXPECT_TRUE(std::any_of(r.notes.begin(), r.notes.end(), [](const std::string& n) {
+    return n.find("retried on a fresh worker") != std::string::npos;
+  })) << ::testing::PrintToString(r.notes);
+  unsetenv("CRUCIBLE_FAKE_WORKER_MARKER");
 }
 
 TEST(BenchRunner, OutlierIsReMeasuredInAFreshWorker) {

@@ -1,7 +1,7 @@
 // The CUDA evaluation engine on hand-written candidates for k1_softsign (tests/data/candidates/cuda): a
 // correct fused kernel, a wrong one, one that writes to an illegal address, one that never ends, one that
-// hides its work on a stream of its own, one that synchronizes inside its call and one with a millisecond of
-// host time per call. Label gpu: skipped without a device.
+// hides its work on a stream of its own, one that synchronizes inside its call, one with milliseconds of
+// host time per call and one that keeps most of the device's memory. Label gpu: skipped without a device.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -122,6 +122,21 @@ TEST_F(CudaEvaluator, HostTimeInTheCallIsChargedWhenLongerThanTheDevices) {
   // 0.14 ms on an H200), and that, not the kernel's time, is what the call is charged.
   ASSERT_GT(host_ms, 2 * fused.bench.timing.candidate_ms_median) << evaluation_json(e);
   EXPECT_GT(e.bench.timing.candidate_ms_median, 0.9 * host_ms) << evaluation_json(e);
+}
+
+// Device memory a candidate takes and keeps: its own evaluation may fail (LibTorch out of memory) or
+// pass, but either way its worker retires, and the next candidate is measured whole in a fresh one.
+TEST_F(CudaEvaluator, DeviceMemoryLeftTakenRetiresTheWorkerAndTheNextEvaluationIsFine) {
+  auto e = eval("softsign_leak");
+  ASSERT_TRUE(e.compiled.ok) << e.compiled.log;
+  EXPECT_TRUE(e.bench.worker_retired) << evaluation_json(e);
+  EXPECT_TRUE(e.judged.outcome == "error" || e.judged.outcome == "pass") << evaluation_json(e);
+  if (e.judged.outcome == "error") EXPECT_EQ(e.bench.attempts, 2) << "retried once on a fresh worker";
+  EXPECT_EQ(runner().worker().pid(), 0) << "the client let the retired worker go";
+  auto next = eval("softsign_fused");
+  EXPECT_EQ(next.judged.outcome, "pass") << evaluation_json(next);
+  EXPECT_EQ(next.bench.attempts, 1);
+  EXPECT_FALSE(next.bench.worker_retired);
 }
 
 }  // namespace

@@ -135,8 +135,12 @@ TEST_F(CudaEvaluator, DeviceMemoryLeftTakenRetiresTheWorkerAndTheNextEvaluationI
   EXPECT_EQ(runner().worker().pid(), 0) << "the client let the retired worker go";
   auto next = eval("softsign_fused");
   EXPECT_EQ(next.judged.outcome, "pass") << evaluation_json(next);
-  EXPECT_EQ(next.bench.attempts, 1);
+  EXPECT_NE(next.bench.worker, e.bench.worker);
   EXPECT_FALSE(next.bench.worker_retired);
+  // Its attempts may be 2 (a 3x speedup is re-measured in a fresh worker as an outlier), but none failed.
+  EXPECT_FALSE(std::any_of(next.bench.notes.begin(), next.bench.notes.end(), [](const std::string& n) {
+    return n.find("retried on a fresh worker") != std::string::npos;
+  })) << evaluation_json(next);
 }
 
 }  // namespace

@@ -117,7 +117,7 @@ TEST(Config, GpuConfigIsTheCudaTarget) {
   EXPECT_EQ(c->benchmark.worker.memory_mb, 0);
   EXPECT_EQ(c->cuda.devices, std::vector<int64_t>{0});
   EXPECT_EQ(c->run.max_minutes, 8.0);
-  EXPECT_FALSE(c->benchmark.eval.time_launch);  // the flush covers the launch: events time device work
+  EXPECT_FALSE(c->benchmark.eval.time_launch);  // gated launches: events time the device's work
 }
 
 TEST(Config, TimingProtocolKeys) {

@@ -68,45 +68,45 @@ bool sticky(cudaError_t e) {
   }
 }
 
+// The fraction of the device's memory free, after emptying LibTorch's cache if it was under `below`
+// (1 when the device cannot say). Throws if the allocator is broken.
+double free_fraction_relieved(double below) {
+  size_t free_b = 0, total_b = 0;
+  for (int pass = 0;; ++pass) {
+    if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess || total_b == 0) {
+      cudaGetLastError();
+      return 1.0;
+    }
+    const double f = static_cast<double>(free_b) / static_cast<double>(total_b);
+    if (f >= below || pass == 1) return f;
+    c10::cuda::CUDACachingAllocator::emptyCache();
+  }
+}
+
 // LibTorch's caching allocator keeps what an evaluation freed, and a CUDA graph's private pool stays
 // reserved after the graph is gone until the cache is emptied. Task after task that fills the device; a
 // capture that then needs memory would make the allocator free cached blocks mid-capture, which invalidates
 // the capture. So the cache is emptied whenever less than half the device is free (outside any capture).
 void relieve_memory_pressure() {
-  size_t free_b = 0, total_b = 0;
-  if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) {
-    cudaGetLastError();
-    return;
-  }
-  if (free_b < total_b / 2)
-    c10::cuda::CUDACachingAllocator::emptyCache();  // throws if the allocator is broken
+  (void)free_fraction_relieved(0.5);
 }
 
 // Device memory a candidate allocated itself and never freed outlives its evaluation and would fail the
 // next one: a worker left with under an eighth of the device free, LibTorch's cache emptied, must retire.
 bool memory_exhausted(std::vector<std::string>& notes) {
-  size_t free_b = 0, total_b = 0;
-  if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) {
-    cudaGetLastError();
-    return false;
-  }
-  if (free_b >= total_b / 8) return false;
+  double f = 1.0;
   try {
-    c10::cuda::CUDACachingAllocator::emptyCache();
+    f = free_fraction_relieved(0.125);
   } catch (const std::exception&) {
     notes.push_back("worker retired after this evaluation: LibTorch's allocator could not empty its cache");
     return true;
   }
-  if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) {
-    cudaGetLastError();
-    return false;
-  }
-  if (free_b >= total_b / 8) return false;
+  if (f >= 0.125) return false;
   char line[200];
   std::snprintf(line, sizeof line,
-                "worker retired after this evaluation: %.1f of %.1f GB of device memory free with LibTorch's "
+                "worker retired after this evaluation: %.1f%% of the device's memory free with LibTorch's "
                 "cache emptied (memory the candidate allocated and kept?)",
-                free_b / 1e9, total_b / 1e9);
+                100.0 * f);
   notes.push_back(line);
   return true;
 }

@@ -33,14 +33,14 @@ launch_gate::~launch_gate() {
     watchdog_.join();
   }
   if (word_) {
-    release(round_);  // nothing may stay waiting on a word about to be freed
+    release();  // nothing may stay waiting on a word about to be freed
     cudaFreeHost(const_cast<uint32_t*>(word_));
   }
 }
 
-void launch_gate::release(uint32_t value) {
+void launch_gate::release() {
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  *word_ = value;
+  *word_ = round_;
   std::atomic_thread_fence(std::memory_order_seq_cst);
 }
 
@@ -68,7 +68,7 @@ bool launch_gate::close(cudaStream_t stream) {
 bool launch_gate::open() {
   std::lock_guard<std::mutex> lk(mu_);
   if (armed_) {
-    release(round_);
+    release();
     armed_ = false;
   }
   return !fired_;
@@ -83,7 +83,7 @@ void launch_gate::watch() {
     }
     if (cv_.wait_until(lk, due_) == std::cv_status::timeout && armed_ &&
         std::chrono::steady_clock::now() >= due_) {
-      release(round_);
+      release();
       armed_ = false;
       fired_ = true;
     }

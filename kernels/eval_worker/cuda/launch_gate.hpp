@@ -36,7 +36,7 @@ class launch_gate {
 
  private:
   void watch();
-  void release(uint32_t value);
+  void release();  ///< lets the stream past the current round
 
   std::chrono::milliseconds deadline_;
   std::string error_;

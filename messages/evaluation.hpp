@@ -65,9 +65,15 @@ struct bench_result {
   /// The worker ends after this reply: its state cannot be trusted (a lost CUDA context, a failure inside
   /// LibTorch, device memory left exhausted). An error it reports this way is retried on a fresh worker.
   bool worker_retired = false;
+  /// The task's least possible time (its minimum bytes and products at the device's measured peaks) over the
+  /// candidate's median time: 1 is the roofline; 0 when not timed (KernelBench v3's peak fraction).
+  double peak_fraction = 0.0;
+  /// Set by the worker client, not the worker: the worker process died under this evaluation (killed from
+  /// outside, or by what it ran), so a fresh worker may answer differently.
+  bool worker_died = false;
   MSGPACK_DEFINE_MAP(candidate_id, task, status, correct, timed, max_abs_err, max_rel_err, speedup_vs_eager,
                      timing, evidence, notes, error, worker, attempts, wall_s, speedup_vs_graph,
-                     worker_retired);
+                     worker_retired, peak_fraction, worker_died);
 };
 
 /// How the benchmarker measures (DESIGN.md §5); defaults come from config (benchmark.*).

@@ -96,6 +96,7 @@ std::string evaluation_json(const evaluation& e) {
       {"max_rel_err", e.bench.max_rel_err},
       {"speedup_vs_eager", e.bench.speedup_vs_eager},
       {"speedup_vs_graph", e.bench.speedup_vs_graph},
+      {"peak_fraction", e.bench.peak_fraction},
       {"times", times},
       {"verdict", verdict_json},
       {"evidence", e.bench.evidence},

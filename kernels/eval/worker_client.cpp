@@ -201,6 +201,7 @@ bench_result worker_client::evaluate(const eval_request& request) {
     if (auto sent = write_frame(w.to_worker, encode(request, "benchmarker")); !sent) {
       std::string how = w.died();
       r.status = "crash";
+      r.worker_died = true;
       r.error = "worker died: " + how + " (before the request was delivered: " + sent.message() + ")";
       return finish(r);
     }
@@ -216,6 +217,7 @@ bench_result worker_client::evaluate(const eval_request& request) {
       case frame_status::error: {
         std::string how = w.died();
         r.status = "crash";
+        r.worker_died = true;
         r.error = "worker died: " + how;
         if (frame.status == frame_status::error && !frame.error.empty()) r.error += " (" + frame.error + ")";
         return finish(r);
@@ -233,17 +235,16 @@ bench_result worker_client::evaluate(const eval_request& request) {
     }
     r = std::move(*decoded);
     if (r.worker.empty()) r.worker = worker_id;
-    // A candidate that left work running in this process may still write anywhere in it: retire the worker.
-    if (has(r.evidence, "threads_left_running") || has(r.evidence, "output_changed_after_return") ||
-        has(r.evidence, "work_outside_stream")) {
+    // A CUDA candidate runs inside the worker: one that left work running there may still write anywhere in
+    // it, so the worker is retired. (A CPU candidate ran in a process of its own, gone with its evaluation.)
+    if (request.target == "cuda" &&
+        (has(r.evidence, "threads_left_running") || has(r.evidence, "output_changed_after_return") ||
+         has(r.evidence, "work_outside_stream"))) {
       w.stop();
       r.notes.push_back("worker " + worker_id + " retired: the candidate left work running in it");
-    } else if (r.status == "crash" || r.status == "timeout") {
-      // Said by the worker itself: its CUDA context is lost (a sticky error) or a kernel never finished;
-      // the worker exits after answering, and the next request must not find it gone.
-      w.stop();
-      r.notes.push_back("worker " + worker_id + " retired: " + r.status + " reported by the worker");
     } else if (r.worker_retired) {
+      // Said by the worker itself (a lost CUDA context, a kernel that never finished, LibTorch failing
+      // inside it): it exits after answering, and the next request must not find it gone.
       w.stop();
       r.notes.push_back("worker " + worker_id + " retired: it said its state cannot be trusted");
     }
@@ -272,15 +273,11 @@ bench_result bench_runner::run(const eval_request& request, double best_seen_for
       bench_result res = worker_.evaluate(request);
       ++tries;
       ++attempts;
-      // A crash the worker itself reports (a sticky CUDA error in the candidate's own call) is the
-      // candidate's doing and deterministic; only a worker that died under it earns a second try. So does
-      // an error from a worker that failed inside (LibTorch out of memory, say): the state it failed in may
-      // be an earlier candidate's doing (device memory it leaked), and a fresh worker tells.
-      const bool reported = std::any_of(res.notes.begin(), res.notes.end(), [](const std::string& n) {
-        return n.find("retired: crash reported by the worker") != std::string::npos;
-      });
-      const bool retry =
-          (res.status == "crash" && !reported) || (res.status == "error" && res.worker_retired);
+      // A crash the worker itself reports (the candidate's process died, a sticky CUDA error in its call) is
+      // the candidate's doing and deterministic; only a worker that died under it earns a second try. So
+      // does an error from a worker that failed inside (LibTorch out of memory, say): the state it failed in
+      // may be an earlier candidate's doing (device memory it leaked), and a fresh worker tells.
+      const bool retry = res.worker_died || (res.status == "error" && res.worker_retired);
       if (!retry || tries >= std::max(1, options_.max_attempts)) return res;
       history.push_back("attempt " + std::to_string(attempts) + ": " + res.error + " [" + res.worker +
                         "]; retried on a fresh worker");

@@ -1,26 +1,26 @@
 #include "kernels/eval_worker/candidate_evaluator.hpp"
 
-#include <fenv.h>
+#include <sched.h>
+#include <time.h>
 #include <unistd.h>
-#if defined(__x86_64__) || defined(__i386__)
-#include <xmmintrin.h>
-#endif
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
-#include <filesystem>
 #include <random>
 #include <set>
 #include <thread>
 
 #include "kernels/abi/crucible_abi.h"
 #include "kernels/eval/timing_stats.hpp"
+#include "kernels/eval_worker/candidate_process.hpp"
 #include "kernels/eval_worker/loaded_candidate.hpp"
-#include "kernels/eval_worker/process_probe.hpp"
+#include "kernels/eval_worker/machine_peak.hpp"
 #include "kernels/reference/output_check.hpp"
 #include "kernels/task/chain_shapes.hpp"
+#include "kernels/task/op_catalog.hpp"
+#include "kernels/task/task_cost.hpp"
 
 namespace crucible::kernels {
 
@@ -32,86 +32,145 @@ double ms_between(clock_type::time_point a, clock_type::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
 }
 
+double thread_cpu_ms() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
 std::string fmt(double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.4g", v);
   return buf;
 }
 
-// The floating-point control state a candidate could change to make later (reference) calls cheaper or
-// different: rounding mode and, on x86, MXCSR's control bits (flush-to-zero, denormals-are-zero).
-struct fp_state {
-  int rounding = 0;
-  unsigned mxcsr_control = 0;
-  fenv_t env{};
-  static fp_state capture() {
-    fp_state s;
-    s.rounding = fegetround();
-#if defined(__x86_64__) || defined(__i386__)
-    s.mxcsr_control = _mm_getcsr() & ~0x3Fu;  // without the sticky exception flags
-#endif
-    fegetenv(&s.env);
-    return s;
+// A call still running after this long never finishes as far as the worker is concerned.
+constexpr double call_deadline_s = 10.0;
+constexpr size_t align_bytes = 64;
+
+size_t aligned(size_t n) {
+  return (n + align_bytes - 1) / align_bytes * align_bytes;
+}
+
+cru_tensor contiguous_view(char* data, const std::string& dtype, const std::vector<int64_t>& shape) {
+  cru_tensor t{};
+  t.data = data;
+  t.dtype = dtype_code(dtype);
+  t.ndim = static_cast<int32_t>(shape.size());
+  int64_t stride = 1;
+  for (int d = t.ndim - 1; d >= 0; --d) {
+    t.shape[d] = shape[static_cast<size_t>(d)];
+    t.stride[d] = stride;
+    stride *= shape[static_cast<size_t>(d)];
   }
-  bool same_control(const fp_state& o) const {
-    return rounding == o.rounding && mxcsr_control == o.mxcsr_control;
+  return t;
+}
+
+// Where the worker keeps the pinned CPU of an evaluation: the candidate's host and this thread share it, so
+// the caches a flush evicts are the ones the next call uses. Restored afterwards.
+class cpu_pin {
+ public:
+  cpu_pin() {
+    ok_ = sched_getaffinity(0, sizeof old_, &old_) == 0;
+    cpu_ = sched_getcpu();
+    if (!ok_ || cpu_ < 0) return;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu_, &one);
+    pinned_ = sched_setaffinity(0, sizeof one, &one) == 0;
   }
-  void restore() const {
-    fesetenv(&env);
-#if defined(__x86_64__) || defined(__i386__)
-    _mm_setcsr((_mm_getcsr() & 0x3Fu) | mxcsr_control);
-#endif
+  ~cpu_pin() {
+    if (pinned_) sched_setaffinity(0, sizeof old_, &old_);
   }
+  int cpu() const { return pinned_ ? cpu_ : -1; }
+
+ private:
+  cpu_set_t old_{};
+  int cpu_ = -1;
+  bool ok_ = false, pinned_ = false;
 };
 
-struct call_result {
-  bool ok = false;
-  double ms = 0.0;
-  std::string error;  ///< non-zero return or exception
+// One set of buffers in the regions shared with the candidate: inputs (read-only to it) and the output.
+struct slot {
+  std::vector<cru_tensor> in;
+  cru_tensor out{};
 };
 
 // The per-request state and every check of the protocol.
 class session {
  public:
-  session(const eval_request& req, const reference_executor& ref, crucible_forward_fn fn,
-          cache_flusher* flusher, bench_result& out)
-      : req_(req), opt_(req.options), ref_(ref), fn_(fn), flusher_(flusher), r_(out) {
+  session(const eval_request& req, const reference_executor& ref, candidate_process& host,
+          const shared_region& inputs, const shared_region& outputs, size_t slots, cache_flusher* flusher,
+          bool scrutiny, bench_result& out)
+      : req_(req),
+        opt_(req.options),
+        ref_(ref),
+        host_(host),
+        flusher_(flusher),
+        scrutiny_(scrutiny),
+        r_(out),
+        inputs_base_(inputs.base()) {
     atol_ = task_atol(req.task);
     rtol_ = task_rtol(req.task);
-    ctx_.abi_version = CRUCIBLE_ABI_VERSION;
-    ctx_.device = -1;
     std::random_device rd;
     base_seed_ = (uint64_t{rd()} << 32) ^ rd();
     rng_.seed(static_cast<uint32_t>(base_seed_ ^ (base_seed_ >> 32)));
-    fp_baseline_ = fp_state::capture();
+    const size_t in_stride = input_slot_bytes(req.task), out_stride = output_slot_bytes(ref);
+    for (size_t k = 0; k < slots; ++k) {
+      slot s;
+      char* p = inputs.base() + k * in_stride;
+      for (const auto& spec : req.task.inputs) {
+        s.in.push_back(contiguous_view(p, spec.dtype, spec.shape));
+        p += aligned(static_cast<size_t>(numel(spec.shape) * dtype_size(spec.dtype)));
+      }
+      s.out = contiguous_view(outputs.base() + k * out_stride, ref.output_dtype(), ref.output_shape());
+      slots_.push_back(s);
+    }
   }
 
-  bool left_threads() const { return left_threads_; }
+  static size_t input_slot_bytes(const task_spec& task) {
+    size_t n = 0;
+    for (const auto& spec : task.inputs)
+      n += aligned(static_cast<size_t>(numel(spec.shape) * dtype_size(spec.dtype)));
+    return n;
+  }
+  static size_t output_slot_bytes(const reference_executor& ref) {
+    return aligned(static_cast<size_t>(numel(ref.output_shape()) * dtype_size(ref.output_dtype())));
+  }
 
   /// Milliseconds spent in correctness, timing and post-timing checks.
   double correctness_ms = 0, timing_ms = 0, post_timing_ms = 0;
-  double flush_ms = 0;  ///< part of timing_ms spent evicting caches
-  int retaken = 0;      ///< paired trials re-taken because the thread was preempted inside a timed call
-  static constexpr int max_retakes = 3;
+  double flush_ms = 0;  ///< part of the above spent evicting caches
+  double fill_ms = 0;   ///< drawing fresh input values for timed trials
+  double check_ms = 0;  ///< checking timed calls' outputs (reference recomputed outside the clock)
 
   void run() {
     r_.notes.push_back("seed base " + std::to_string(base_seed_));
+    if (scrutiny_)
+      r_.notes.push_back("scrutiny: static features present, every timed call's output is checked");
+    if (!calibrate()) return;
     auto t0 = clock_type::now();
     correctness();
     auto t1 = clock_type::now();
     correctness_ms = ms_between(t0, t1);
-    if (!opt_.timing) return;
-    if (!r_.correct || !r_.evidence.empty() || !r_.error.empty()) {
-      r_.notes.push_back("timing skipped: " + std::string(!r_.correct         ? "incorrect"
-                                                          : !r_.error.empty() ? "call failed"
-                                                                              : "hack evidence"));
-      return;
+    if (opt_.timing && failed_.empty() && !stopped_) {
+      if (!r_.correct || !r_.evidence.empty() || !r_.error.empty()) {
+        r_.notes.push_back("timing skipped: " + std::string(!r_.correct         ? "incorrect"
+                                                            : !r_.error.empty() ? "call failed"
+                                                                                : "hack evidence"));
+      } else {
+        timing();
+        auto t2 = clock_type::now();
+        timing_ms = ms_between(t1, t2);
+        if (r_.error.empty() && failed_.empty() && !stopped_) post_timing();
+        post_timing_ms = ms_between(t2, clock_type::now());
+      }
     }
-    timing();
-    auto t2 = clock_type::now();
-    timing_ms = ms_between(t1, t2);
-    if (r_.error.empty()) post_timing();
-    post_timing_ms = ms_between(t2, clock_type::now());
+    if (failed_.empty() && !stopped_) check_outside_work("whole evaluation");
+    if (denied_total_ > 0)
+      r_.notes.push_back("sandbox: refused " + std::to_string(denied_total_) +
+                         " system call(s) of the candidate (" + join_denied() + "); each failed with EPERM");
+    if (!failed_.empty()) r_.status = failed_;
   }
 
  private:
@@ -122,119 +181,207 @@ class session {
     }
   }
 
-  call_result call(const std::vector<host_tensor>& inputs, host_tensor& out) {
-    std::vector<cru_tensor> in(inputs.size());
-    for (size_t i = 0; i < inputs.size(); ++i) in[i] = inputs[i].view();
-    cru_tensor o = out.view();
-    call_result res;
-    int rc = -1;
+  std::string join_denied() const {
+    std::string s;
+    for (const auto& n : denied_names_) s += (s.empty() ? "" : ", ") + n;
+    return s;
+  }
+
+  void flush() {
+    if (!opt_.flush_cache || !flusher_) return;
     auto t0 = clock_type::now();
-    try {
-      rc = fn_(&ctx_, in.data(), static_cast<int32_t>(in.size()), &o, 1);
-    } catch (const std::exception& e) {
-      res.error = std::string("candidate threw: ") + e.what();
-    } catch (...) {
-      res.error = "candidate threw a non-standard exception";
+    flusher_->flush();
+    flush_ms += ms_between(t0, clock_type::now());
+  }
+
+  void fill(slot& s, uint64_t seed, input_variant variant) { ref_.fill_inputs(s.in, seed, variant, -1); }
+
+  host_tensor snapshot(const cru_tensor& v, const std::string& dtype,
+                       const std::vector<int64_t>& shape) const {
+    host_tensor t(dtype, shape);
+    std::memcpy(t.data(), v.data, t.bytes());
+    return t;
+  }
+  host_tensor snapshot_out(const slot& s) const {
+    return snapshot(s.out, ref_.output_dtype(), ref_.output_shape());
+  }
+
+  host_tensor reference(const slot& s) const {
+    host_tensor want = ref_.make_output();
+    cru_tensor w = want.view();
+    ref_.run_views(s.in, &w, -1);
+    return want;
+  }
+
+  // Every call of the candidate, checked or timed, looks the same from inside: fresh values already in
+  // place, the caches flushed, the output poisoned, the same command. What happens after it is the worker's.
+  candidate_call call(slot& s) {
+    flush();
+    poison(s.out.data, ref_.output_dtype(), numel(ref_.output_shape()));
+    auto c = host_.call(s.in, s.out, call_deadline_s);
+    note_denied(c);
+    return c;
+  }
+
+  // A system call the sandbox refused is an attempt no kernel computing on its buffers makes: a thread, a
+  // process, a file, a socket, a signal handler, a timer, executable memory (refused at load time too, and
+  // reported with the first round trip). The attempt failed, and it is the evidence.
+  void note_denied(const candidate_call& c) {
+    if (c.denied <= 0) return;
+    denied_total_ += c.denied;
+    size_t start = 0;
+    const std::string& names = c.denied_names;
+    while (start < names.size()) {
+      size_t comma = names.find(", ", start);
+      denied_names_.insert(
+          names.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+      if (comma == std::string::npos) break;
+      start = comma + 2;
     }
-    auto t1 = clock_type::now();
-    res.ms = ms_between(t0, t1);
-    if (res.error.empty() && rc != 0) res.error = "crucible_forward returned " + std::to_string(rc);
-    res.ok = res.error.empty();
-    check_fp_state();
-    return res;
+    evidence("sandbox_violation",
+             "the candidate's process attempted system calls its sandbox refuses (" + join_denied() + ")");
   }
 
-  void check_fp_state() {
-    auto now = fp_state::capture();
-    if (!now.same_control(fp_baseline_)) {
-      evidence("fp_env_changed", "the candidate changed the rounding mode or MXCSR (FTZ/DAZ) and left it so");
-      fp_baseline_.restore();
+  // Records a failed call: a crash or hang ends the evaluation with that status; a write to the inputs
+  // (which fault in the candidate's process) is the evidence it is.
+  void call_failed(const candidate_call& c, const std::string& phase) {
+    if (c.sandbox_killed) {
+      evidence("sandbox_violation", c.error + " (" + phase + ")");
+      stopped_ = true;
+      return;
+    }
+    if (c.input_write >= 0) {
+      const char* at = inputs_base_ + c.input_write;
+      std::string name = "?";
+      for (const auto& s : slots_)
+        for (size_t i = 0; i < s.in.size(); ++i) {
+          const char* d = static_cast<const char*>(s.in[i].data);
+          const auto& spec = req_.task.inputs[i];
+          if (at >= d && at < d + numel(spec.shape) * dtype_size(spec.dtype)) name = spec.name;
+        }
+      evidence("input_mutated:" + name, "the candidate wrote to input '" + name + "' (" + phase +
+                                            "); inputs are read-only in its process, so the write faulted");
+      stopped_ = true;
+      return;
+    }
+    r_.error = c.error + " (" + phase + ")";
+    if (c.crashed) failed_ = "crash";
+    if (c.hung) failed_ = "timeout";
+  }
+
+  // The host's own cost of a round trip (the pipe, the wake-up), subtracted from every timed call.
+  bool calibrate() {
+    std::vector<double> cpu, wall;
+    for (int i = 0; i < 21; ++i) {
+      auto c = host_.null_call(call_deadline_s);
+      note_denied(c);
+      if (!c.ok) {
+        call_failed(c, "calibration");
+        return false;
+      }
+      cpu.push_back(c.cpu_ms);
+      wall.push_back(c.wall_ms);
+    }
+    null_cpu_ms_ = median(cpu);
+    null_wall_ms_ = median(wall);
+    return true;
+  }
+
+  double charged(const candidate_call& c) const { return std::max(c.cpu_ms - null_cpu_ms_, 1e-6); }
+
+  // All work counts: the host must be idle between calls. CPU time there means work no call was charged
+  // for (a thread, a handler, a loop that answers before it computes).
+  void check_outside_work(const std::string& phase) {
+    if (host_.max_outside_cpu_ms() > outside_gap_ms_ || host_.outside_cpu_ms() > outside_total_ms_)
+      evidence("work_outside_calls",
+               "the candidate's process used " + fmt(host_.outside_cpu_ms()) +
+                   " ms of CPU between calls (at most " + fmt(host_.max_outside_cpu_ms()) +
+                   " ms at once), where it should wait for the next one (" + phase + ")");
+  }
+
+  void check_threads(const std::string& phase) {
+    int t = host_.threads();
+    if (t > 1)
+      evidence("threads_left_running",
+               std::to_string(t) + " threads in the candidate's process after a call (" + phase + ")");
+  }
+
+  struct checked {
+    bool called = false;
+    output_comparison cmp;
+    host_tensor got, want;
+  };
+
+  // One checked call on slot s (values already drawn): the reference runs only after the candidate returned.
+  checked checked_call(slot& s, const std::string& phase) {
+    checked c;
+    std::vector<host_tensor> pristine;
+    for (size_t i = 0; i < s.in.size(); ++i) {
+      const auto& spec = req_.task.inputs[i];
+      pristine.push_back(snapshot(s.in[i], spec.dtype, spec.shape));
+    }
+    auto res = call(s);
+    if (!res.ok) {
+      call_failed(res, phase);
+      return c;
+    }
+    c.called = true;
+    c.got = snapshot_out(s);
+    check_inputs(s, pristine, "after the call (" + phase + ")");
+    if (int64_t p = count_poisoned(c.got); p > 0)
+      evidence("output_unwritten", std::to_string(p) + " of " + std::to_string(c.got.numel()) +
+                                       " output elements never written (" + phase + ")");
+    c.want = reference(s);
+    c.cmp = compare_outputs(c.got, c.want, atol_, rtol_);
+    note_errors(c.cmp);
+    if (opt_.settle_ms > 0)
+      std::this_thread::sleep_for(std::chrono::microseconds(static_cast<int64_t>(opt_.settle_ms * 1000)));
+    if (!same_bytes(snapshot_out(s), c.got))
+      evidence("output_changed_after_return", "output changed within " + fmt(opt_.settle_ms) +
+                                                  " ms after the call returned (" + phase + ")");
+    check_inputs(s, pristine, "after the settle wait (" + phase + ")");
+    check_threads(phase);
+    return c;
+  }
+
+  // A candidate right on the correctness seeds and wrong later. Grossly wrong (elements never written, or
+  // more than 1% of them outside tolerance) is a hack's signature: served stale, cached or skipped work.
+  // Slightly wrong is an honest kernel at the edge of its tolerance on new values: incorrect, not a hack.
+  void wrong_after_correctness(const std::string& tag, const output_comparison& cmp,
+                               const std::string& where) {
+    const bool gross = cmp.poisoned > 0 || cmp.mismatches * 100 > std::max<int64_t>(cmp.numel, 1);
+    if (gross) {
+      evidence(tag, where + ": output wrong: " + cmp.summary());
+    } else {
+      r_.correct = false;
+      r_.notes.push_back("inexact on " + where + ": " + cmp.summary());
     }
   }
 
-  std::vector<host_tensor> clone_all(const std::vector<host_tensor>& v) {
-    std::vector<host_tensor> out;
-    out.reserve(v.size());
-    for (const auto& t : v) out.push_back(t.clone());
-    return out;
+  void note_errors(const output_comparison& cmp) {
+    if (std::isfinite(cmp.max_abs_err)) r_.max_abs_err = std::max(r_.max_abs_err, cmp.max_abs_err);
+    if (std::isfinite(cmp.max_rel_err)) r_.max_rel_err = std::max(r_.max_rel_err, cmp.max_rel_err);
   }
 
-  void check_inputs(const std::vector<host_tensor>& inputs, const std::vector<host_tensor>& pristine,
-                    const std::string& when) {
-    for (size_t i = 0; i < inputs.size(); ++i)
-      if (!same_bytes(inputs[i], pristine[i])) {
-        const std::string& name = i < req_.task.inputs.size() ? req_.task.inputs[i].name : std::to_string(i);
+  void check_inputs(const slot& s, const std::vector<host_tensor>& pristine, const std::string& when) {
+    for (size_t i = 0; i < s.in.size(); ++i)
+      if (std::memcmp(s.in[i].data, pristine[i].data(), pristine[i].bytes()) != 0) {
+        const std::string& name = req_.task.inputs[i].name;
         evidence("input_mutated:" + name, "input '" + name + "' differs from its pristine copy " + when);
       }
   }
 
-  struct checked {
-    bool called = false;  ///< the call returned 0
-    output_comparison cmp;
-    host_tensor got;   ///< the output as it was when the call returned
-    host_tensor want;  ///< the reference's output for the same inputs
-  };
-
-  // One checked call on `inputs`: everything the verifier needs to tell a wrong answer from a hack. The
-  // reference runs only after the candidate returned (on the pristine copies), so no reference output for
-  // these inputs exists anywhere in this process while the candidate runs. `phase` names the check in notes.
-  checked checked_call(std::vector<host_tensor>& inputs, host_tensor& out, const std::string& phase) {
-    checked c;
-    auto pristine = clone_all(inputs);
-    poison(out);
-    int threads_before = thread_count();
-    auto res = call(inputs, out);
-    int threads_returned = thread_count();
-    c.got = out.clone();
-    if (!res.ok) {
-      r_.error = res.error + " (" + phase + ")";
-      return c;
-    }
-    c.called = true;
-    check_inputs(inputs, pristine, "after the call (" + phase + ")");
-    if (int64_t p = count_poisoned(c.got); p > 0)
-      evidence("output_unwritten", std::to_string(p) + " of " + std::to_string(c.got.numel()) +
-                                       " output elements never written (" + phase + ")");
-    c.want = ref_.make_output();
-    {
-      auto copy = clone_all(pristine);  // the reference computes on copies: the pristine ones stay as drawn
-      ref_.run(copy, c.want);
-    }
-    c.cmp = compare_outputs(c.got, c.want, atol_, rtol_);
-    if (std::isfinite(c.cmp.max_abs_err)) r_.max_abs_err = std::max(r_.max_abs_err, c.cmp.max_abs_err);
-    if (std::isfinite(c.cmp.max_rel_err)) r_.max_rel_err = std::max(r_.max_rel_err, c.cmp.max_rel_err);
-
-    // Deferred work shows as outputs (or inputs) that change after the call returned, or threads that
-    // outlive it.
-    if (opt_.settle_ms > 0)
-      std::this_thread::sleep_for(std::chrono::microseconds(static_cast<int64_t>(opt_.settle_ms * 1000)));
-    if (!same_bytes(out, c.got))
-      evidence("output_changed_after_return", "output changed within " + fmt(opt_.settle_ms) +
-                                                  " ms after the call returned (" + phase + ")");
-    check_inputs(inputs, pristine, "after the settle wait (" + phase + ")");
-    int threads_settled = thread_count();
-    if (threads_before >= 0 && (threads_returned > threads_before || threads_settled > threads_before)) {
-      left_threads_ = true;
-      evidence("threads_left_running", std::to_string(threads_before) + " threads before the call, " +
-                                           std::to_string(threads_returned) + " when it returned, " +
-                                           std::to_string(threads_settled) + " after " + fmt(opt_.settle_ms) +
-                                           " ms (" + phase + ")");
-    }
-    return c;
-  }
-
   void correctness() {
-    int seeds = std::max(1, opt_.seeds);
-    std::vector<std::vector<host_tensor>> kept_inputs;  // alive together, so every seed has new addresses
+    const int seeds = std::max(1, opt_.seeds);
     std::vector<host_tensor> wants, gots;
     bool all_ok = true;
-    for (int s = 0; s < seeds; ++s) {
-      auto variant = seeds >= 2 && s == seeds - 1 ? input_variant::heavy_tailed : input_variant::nominal;
+    for (int k = 0; k < seeds; ++k) {
+      auto variant = seeds >= 2 && k == seeds - 1 ? input_variant::heavy_tailed : input_variant::nominal;
       std::string phase =
-          "seed " + std::to_string(s) + (variant == input_variant::heavy_tailed ? ", heavy-tailed" : "");
-      auto inputs = ref_.make_inputs(base_seed_ + static_cast<uint64_t>(s), variant);
-      auto out = ref_.make_output();
-      auto c = checked_call(inputs, out, phase);
+          "seed " + std::to_string(k) + (variant == input_variant::heavy_tailed ? ", heavy-tailed" : "");
+      slot& s = slots_[static_cast<size_t>(k)];  // each seed at its own addresses
+      fill(s, base_seed_ + static_cast<uint64_t>(k), variant);
+      auto c = checked_call(s, phase);
       if (!c.called) {
         all_ok = false;
         break;
@@ -245,10 +392,9 @@ class session {
       }
       wants.push_back(std::move(c.want));
       gots.push_back(std::move(c.got));
-      kept_inputs.push_back(std::move(inputs));
     }
     r_.correct = all_ok;
-
+    check_outside_work("correctness");
     // Output that ignores the input: two seeds whose references differ, candidate outputs byte-identical.
     bool unwritten =
         std::find(r_.evidence.begin(), r_.evidence.end(), "output_unwritten") != r_.evidence.end();
@@ -270,76 +416,56 @@ class session {
     bool failed = false;
   };
 
-  struct timing_set {
-    std::vector<host_tensor> inputs;
-    host_tensor want;
-    host_tensor out;
-  };
-
-  void flush() {
-    if (!opt_.flush_cache || !flusher_) return;
-    auto t0 = clock_type::now();
-    flusher_->flush();
-    flush_ms += ms_between(t0, clock_type::now());
+  double timed_eager(const slot& s) {
+    flush();
+    const double t0 = thread_cpu_ms();
+    ref_.run_views(s.in, nullptr, -1);
+    return thread_cpu_ms() - t0;
   }
 
-  double timed_reference(const timing_set& set, bool& preempted) {
-    flush();
-    long switches = involuntary_switches();
-    double ms = ref_.run_timed(set.inputs);
-    preempted = involuntary_switches() != switches;
-    return ms;
-  }
-
-  // Returns false when the call failed (error recorded).
-  bool timed_candidate(timing_set& set, double& ms, bool& preempted) {
-    poison(set.out);
-    flush();
-    int before = thread_count();
-    long switches = involuntary_switches();
-    auto res = call(set.inputs, set.out);
-    preempted = involuntary_switches() != switches;
-    if (!res.ok) {
-      r_.error = res.error + " (timing)";
+  // One paired trial on fresh values in the next slot: eager and the candidate in random order, then (for a
+  // random share of trials, every one under scrutiny) the candidate's output checked against the reference.
+  bool trial(double& eager_ms, double& candidate_ms, const std::string& phase) {
+    slot& s = slots_[static_cast<size_t>(std::max(1, opt_.seeds)) + next_++ % timing_slots_];
+    auto f0 = clock_type::now();
+    fill(s, base_seed_ + 1000 + trials_drawn_++, input_variant::nominal);
+    fill_ms += ms_between(f0, clock_type::now());
+    const bool reference_first = (rng_() & 1u) != 0;
+    if (reference_first) eager_ms = timed_eager(s);
+    auto c = call(s);
+    if (!c.ok) {
+      call_failed(c, phase);
       return false;
     }
-    ms = res.ms;
-    // Outside the clock: what was timed must be the whole, correct result, with no thread left behind.
-    int after = thread_count();
-    if (before >= 0 && after > before) {
-      left_threads_ = true;
-      evidence("threads_left_running",
-               std::to_string(after - before) + " thread(s) still running after a timed call");
+    candidate_ms = charged(c);
+    if (!reference_first) eager_ms = timed_eager(s);
+    // Decided after the call, so nothing the candidate could observe before it says whether it is checked.
+    std::uniform_real_distribution<double> u(0.0, 1.0);
+    if (scrutiny_ || u(rng_) < checked_fraction_) {
+      auto k0 = clock_type::now();
+      ++timed_checks_;
+      host_tensor got = snapshot_out(s);
+      auto cmp = compare_outputs(got, reference(s), atol_, rtol_);
+      note_errors(cmp);
+      if (!cmp.ok)
+        wrong_after_correctness("timed_output_mismatch", cmp,
+                                "an unannounced check of a timed call (" + phase + ")");
+      check_threads(phase);
+      check_ms += ms_between(k0, clock_type::now());
     }
-    auto cmp = compare_outputs(set.out, set.want, atol_, rtol_);
-    if (!cmp.ok)
-      evidence("timed_output_mismatch",
-               "a timed call's output did not match the reference: " + cmp.summary());
     return true;
   }
 
-  bucket_run run_buckets(std::vector<timing_set>& pool, size_t& next) {
+  bucket_run run_buckets() {
     bucket_run b;
-    int buckets = std::max(1, opt_.buckets);
-    int trials = std::max(1, opt_.trials);
+    const int buckets = std::max(1, opt_.buckets), trials = std::max(1, opt_.trials);
     for (int k = 0; k < buckets; ++k) {
       std::vector<double> e, c;
       for (int t = 0; t < trials; ++t) {
         double ce = 0, cc = 0;
-        for (int attempt = 0;; ++attempt) {
-          timing_set& set = pool[next++ % pool.size()];
-          bool reference_first = (rng_() & 1u) != 0;  // paired, in random order
-          bool pre_e = false, pre_c = false;
-          if (reference_first) ce = timed_reference(set, pre_e);
-          if (!timed_candidate(set, cc, pre_c)) {
-            b.failed = true;
-            return b;
-          }
-          if (!reference_first) ce = timed_reference(set, pre_e);
-          // Bounded per trial and per evaluation: on a saturated machine nearly every call is preempted,
-          // and re-taking forever would only multiply the cost.
-          if (!(pre_e || pre_c) || attempt == max_retakes || retaken >= buckets * trials) break;
-          ++retaken;
+        if (!trial(ce, cc, "timing, bucket " + std::to_string(k))) {
+          b.failed = true;
+          return b;
         }
         e.push_back(ce);
         c.push_back(cc);
@@ -349,7 +475,6 @@ class session {
       b.candidate_ms.push_back(mc);
       b.speedups.push_back(mc > 0 ? me / mc : 0.0);
       if (stop_early(k, buckets, opt_.early_stop_slowdown, me, mc)) {
-        // A candidate this slow cannot win; stop before it eats the run's time.
         b.early_stop = true;
         r_.notes.push_back("early stop: candidate " + fmt(mc / std::max(me, 1e-9)) +
                            "x slower than eager in the first bucket");
@@ -361,35 +486,17 @@ class session {
   }
 
   void timing() {
-    int sets = std::max(1, opt_.input_sets);
-    std::vector<timing_set> pool(static_cast<size_t>(sets));
-    for (int k = 0; k < sets; ++k) {
-      auto& s = pool[static_cast<size_t>(k)];
-      s.inputs = ref_.make_inputs(base_seed_ + 1000 + static_cast<uint64_t>(k), input_variant::nominal);
-      s.want = ref_.make_output();
-      auto copy = clone_all(s.inputs);
-      ref_.run(copy, s.want);
-      s.out = ref_.make_output();
-    }
-    size_t next = 0;
+    timing_slots_ = static_cast<size_t>(std::max(1, opt_.input_sets));
     const auto warm_start = clock_type::now();
     for (int w = 0; warming_up(w, opt_.warmup, ms_between(warm_start, clock_type::now()), opt_.warmup_ms);
          ++w) {
-      timing_set& set = pool[next++ % pool.size()];
-      ref_.run_timed(set.inputs);
-      double ignored;
-      bool preempted;
-      if (!timed_candidate(set, ignored, preempted)) return;
+      double ignored_e, ignored_c;
+      if (!trial(ignored_e, ignored_c, "warm-up")) return;
     }
-
     int reruns = 0;
     bucket_run best = variance_gate(
-        run_buckets(pool, next), opt_.max_spread, opt_.max_reruns, [&] { return run_buckets(pool, next); },
-        reruns, r_.notes);
+        run_buckets(), opt_.max_spread, opt_.max_reruns, [&] { return run_buckets(); }, reruns, r_.notes);
     if (best.failed) return;
-    if (retaken > 0)
-      r_.notes.push_back("preemption: " + std::to_string(retaken) +
-                         " paired trial(s) re-taken (thread preempted inside a timed call)");
 
     auto& t = r_.timing;
     t.eager_ms = best.eager_ms;
@@ -403,45 +510,73 @@ class session {
     t.reruns = reruns;
     r_.timed = true;
     r_.speedup_vs_eager = t.speedup;
-    pool_ = std::move(pool);
+    roofline(t.candidate_ms_median);
+    r_.notes.push_back(
+        "clocks: CPU time of both sides, the candidate's read from outside its process; a round "
+        "trip to it costs " +
+        fmt(null_cpu_ms_) + " ms of its CPU (subtracted), " + fmt(null_wall_ms_) + " ms of wall time");
+    r_.notes.push_back("checks: " + std::to_string(timed_checks_) + " of " + std::to_string(trials_drawn_) +
+                       " timed calls checked, unannounced; every trial on fresh input values");
   }
 
-  // Once more after timing: fresh inputs at fresh addresses, and fresh values at an address the timed calls
-  // used (a result cached by pointer serves the stale answer there).
-  void post_timing() {
-    auto inputs = ref_.make_inputs(base_seed_ + 5000, input_variant::nominal);
-    auto out = ref_.make_output();
-    auto c = checked_call(inputs, out, "after timing, fresh inputs");
-    if (c.called && !c.cmp.ok)
-      evidence("post_timing_mismatch", "wrong on fresh inputs after timing: " + c.cmp.summary());
-    if (!c.called || pool_.empty()) return;
+  // Physics: no candidate moves its bytes or does its products faster than this core's measured peaks.
+  void roofline(double candidate_ms) {
+    const auto& peak = cpu_peak();
+    const task_cost cost = minimum_cost(req_.task);
+    const double bound = floor_ms(cost, peak.bytes_per_s, peak.flops_per_s);
+    if (bound <= 0 || candidate_ms <= 0) return;
+    r_.peak_fraction = bound / candidate_ms;
+    r_.notes.push_back("roofline: at least " + fmt(bound) + " ms (" + fmt(cost.bytes / 1e6) + " MB at " +
+                       fmt(peak.bytes_per_s / 1e9) + " GB/s, " + fmt(cost.flops / 1e9) + " GFLOP at " +
+                       fmt(peak.flops_per_s / 1e9) + " GFLOP/s); candidate at " +
+                       fmt(100 * r_.peak_fraction) + "% of peak");
+    if (candidate_ms < 0.5 * bound)
+      evidence("below_roofline", "median " + fmt(candidate_ms) +
+                                     " ms is below half the least time the task's "
+                                     "bytes and products take at this core's measured peaks (" +
+                                     fmt(bound) + " ms)");
+  }
 
-    timing_set& reused = pool_.front();
-    auto fresh = ref_.make_inputs(base_seed_ + 6000, input_variant::nominal);
-    for (size_t i = 0; i < fresh.size() && i < reused.inputs.size(); ++i)
-      std::memcpy(reused.inputs[i].data(), fresh[i].data(), fresh[i].bytes());
-    reused.want = host_tensor();  // the stale reference for the old values goes too
-    auto c2 = checked_call(reused.inputs, reused.out, "after timing, new values at a timed address");
+  // Once more after timing: fresh inputs at addresses no call used, and new values at a timed address.
+  void post_timing() {
+    slot& fresh = slots_.back();
+    fill(fresh, base_seed_ + 5000, input_variant::nominal);
+    auto c = checked_call(fresh, "after timing, fresh inputs");
+    if (c.called && !c.cmp.ok)
+      wrong_after_correctness("post_timing_mismatch", c.cmp, "fresh inputs after timing");
+    if (!c.called) return;
+    slot& reused = slots_[static_cast<size_t>(std::max(1, opt_.seeds))];
+    fill(reused, base_seed_ + 6000, input_variant::nominal);
+    auto c2 = checked_call(reused, "after timing, new values at a timed address");
     if (c2.called && !c2.cmp.ok)
-      evidence("post_timing_mismatch",
-               "stale result for new values at an input address used during timing "
-               "(results cached by pointer?): " +
-                   c2.cmp.summary());
+      wrong_after_correctness("post_timing_mismatch", c2.cmp,
+                              "new values at an input address used during timing");
   }
 
   const eval_request& req_;
   const eval_options& opt_;
   const reference_executor& ref_;
-  crucible_forward_fn fn_;
+  candidate_process& host_;
   cache_flusher* flusher_;
+  bool scrutiny_ = false;
   bench_result& r_;
-  cru_context ctx_{};
+  std::vector<slot> slots_;
+  size_t timing_slots_ = 1, next_ = 0;
+  uint64_t trials_drawn_ = 0;
+  int timed_checks_ = 0;
   double atol_ = 0, rtol_ = 0;
   uint64_t base_seed_ = 0;
   std::mt19937 rng_;
-  fp_state fp_baseline_;
-  bool left_threads_ = false;
-  std::vector<timing_set> pool_;
+  double null_cpu_ms_ = 0, null_wall_ms_ = 0;
+  static constexpr double checked_fraction_ = 0.25;
+  // The host's CPU between a reply and the next command is its return from write() and entry into read():
+  // microseconds. Bounds far above that, and far below any work worth hiding.
+  static constexpr double outside_gap_ms_ = 0.5, outside_total_ms_ = 5.0;
+  int denied_total_ = 0;
+  std::set<std::string> denied_names_;
+  const char* inputs_base_;
+  bool stopped_ = false;  ///< the candidate's process ended on evidence (a write to its inputs)
+  std::string failed_;    ///< crash | timeout once the candidate's process is gone
 };
 
 std::string host_name() {
@@ -452,7 +587,9 @@ std::string host_name() {
 
 }  // namespace
 
-candidate_evaluator::candidate_evaluator() : worker_id_(host_name() + ":" + std::to_string(getpid())) {}
+candidate_evaluator::candidate_evaluator(std::string host_path)
+    : host_path_(host_path.empty() ? candidate_process::default_host_path() : std::move(host_path)),
+      worker_id_(host_name() + ":" + std::to_string(getpid())) {}
 
 bench_result candidate_evaluator::evaluate(const eval_request& req) {
   auto t0 = clock_type::now();
@@ -475,23 +612,56 @@ bench_result candidate_evaluator::evaluate(const eval_request& req) {
       return done();
     }
     set_reference_threads(std::max(1, req.options.threads));
+    // What the artifact imports raises scrutiny; it is not a verdict (DESIGN.md §6, evidence not patterns).
+    const bool scrutiny = !static_import_features(req.artifact, r).empty();
 
-    loaded_candidate lib;
-    if (std::string err = load_candidate(lib, req.artifact, loads_, r); !err.empty()) {
-      r.status = "load_error";
-      r.error = err;
+    const size_t slots =
+        static_cast<size_t>(std::max(1, req.options.seeds) + std::max(1, req.options.input_sets) + 1);
+    shared_region inputs, outputs;
+    std::string err =
+        inputs.create(std::max<size_t>(1, slots * session::input_slot_bytes(req.task)), "crucible-inputs");
+    if (err.empty())
+      err =
+          outputs.create(std::max<size_t>(1, slots * session::output_slot_bytes(**ref)), "crucible-outputs");
+    if (!err.empty()) {
+      r.status = "error";
+      r.error = "cannot share buffers with the candidate: " + err;
       return done();
     }
+    cpu_pin pin;
+    candidate_process host;
+    if (std::string e = host.start(host_path_, req.artifact, inputs, outputs); !e.empty()) {
+      if (host.sandbox_killed_at_load()) {
+        r.evidence.push_back("sandbox_violation");
+        r.notes.push_back("sandbox_violation: " + e);
+        return done();
+      }
+      r.status = "load_error";
+      r.error = e;
+      return done();
+    }
+    host.pin(pin.cpu());
+    if (host.threads_after_load() > 1)
+      r.evidence.push_back("load_time_threads"),
+          r.notes.push_back("load_time_threads: the artifact's initialisers left " +
+                            std::to_string(host.threads_after_load() - 1) +
+                            " thread(s) running before its first call");
+    if (host.children_after_load())
+      r.evidence.push_back("load_time_processes"),
+          r.notes.push_back(
+              "load_time_processes: the artifact's initialisers started a process that was still "
+              "running before its first call");
     if (req.options.timing && req.options.flush_cache && !flusher_)
       flusher_ = std::make_unique<cache_flusher>();
     load_ms = ms_between(t_ref, clock_type::now());
-    session s(req, **ref, lib.fn(), flusher_.get(), r);
-    s.run();
-    if (s.left_threads()) lib.leak();
+    session s(req, **ref, host, inputs, outputs, slots, flusher_.get(), scrutiny, r);
+    if (r.evidence.empty()) s.run();
+    host.stop();
     // Where an evaluation's time goes, for whoever sizes eval_options against throughput.
     r.notes.push_back("phases_ms: reference " + fmt(reference_ms) + ", load " + fmt(load_ms) +
                       ", correctness " + fmt(s.correctness_ms) + ", timing " + fmt(s.timing_ms) + " (flush " +
-                      fmt(s.flush_ms) + "), post_timing " + fmt(s.post_timing_ms));
+                      fmt(s.flush_ms) + ", fresh values " + fmt(s.fill_ms) + ", checks " + fmt(s.check_ms) +
+                      "), post_timing " + fmt(s.post_timing_ms));
   } catch (const std::exception& e) {
     r.status = "error";
     r.error = std::string("evaluation failed: ") + e.what();

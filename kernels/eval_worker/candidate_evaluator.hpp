@@ -1,9 +1,9 @@
 #pragma once
-// What the eval worker does with one request (DESIGN.md §5 and §6): load the candidate, check it on several
-// seeds while collecting hack evidence, time it against the eager reference with paired randomized trials,
-// and check it once more afterwards. Runs the candidate on the calling thread, inside this process: a signal
-// kills the worker, which is what the worker client is for.
-#include <map>
+// What the eval worker does with one CPU request (DESIGN.md §5 and §6): start the candidate in a sealed
+// process of its own (candidate_process.hpp), check it on several seeds while collecting hack evidence, time
+// it against the eager reference with paired randomized trials on fresh input values, checking the outputs of
+// unannounced timed calls, and check it once more afterwards. The reference, its outputs and the clocks stay
+// in this process, out of the candidate's reach.
 #include <memory>
 #include <string>
 
@@ -16,9 +16,10 @@ namespace crucible::kernels {
 
 class candidate_evaluator {
  public:
-  candidate_evaluator();
+  /// `host_path`: crucible-candidate-host (default: beside this executable).
+  explicit candidate_evaluator(std::string host_path = {});
 
-  /// Never throws; a failure is a bench_result with status load_error or error.
+  /// Never throws; a failure is a bench_result with status load_error, crash, timeout or error.
   /// Not thread-safe: one evaluator per worker process, requests one at a time.
   bench_result evaluate(const eval_request& request);
 
@@ -27,8 +28,8 @@ class candidate_evaluator {
 
  private:
   reference_cache references_;
-  std::map<std::string, int> loads_;  // artifact path -> times loaded (a reload is loaded from a copy)
   std::unique_ptr<cache_flusher> flusher_;
+  std::string host_path_;
   std::string worker_id_;
 };
 

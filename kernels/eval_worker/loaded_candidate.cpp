@@ -38,6 +38,18 @@ std::string loaded_candidate::open(const std::string& path, bool from_copy, cons
   return {};
 }
 
+std::vector<std::string> static_import_features(const std::string& artifact, bench_result& r) {
+  std::vector<std::string> tags;
+  if (auto imports = imported_symbols(artifact)) {
+    tags = suspicious_imports(*imports);
+    for (const auto& tag : tags)
+      r.notes.push_back("static feature " + tag + ": the artifact imports " + tag.substr(tag.find(':') + 1));
+  } else {
+    r.notes.push_back("imports not inspected: " + imports.message());
+  }
+  return tags;
+}
+
 std::string load_candidate(loaded_candidate& lib, const std::string& artifact,
                            std::map<std::string, int>& loads, bench_result& r) {
   int n = loads[artifact]++;
@@ -46,16 +58,7 @@ std::string load_candidate(loaded_candidate& lib, const std::string& artifact,
   std::string copy_path = (tmp_ec ? std::filesystem::path("/tmp") : tmp).string() + "/crucible-worker-" +
                           std::to_string(getpid()) + "-" + std::to_string(n) + ".so";
   if (std::string err = lib.open(artifact, n > 0, copy_path); !err.empty()) return err;
-  // What the artifact calls outside itself, whatever its source looks like.
-  if (auto imports = imported_symbols(artifact)) {
-    for (const auto& tag : suspicious_imports(*imports))
-      if (std::find(r.evidence.begin(), r.evidence.end(), tag) == r.evidence.end()) {
-        r.evidence.push_back(tag);
-        r.notes.push_back(tag + ": the artifact imports " + tag.substr(tag.find(':') + 1));
-      }
-  } else {
-    r.notes.push_back("imports not inspected: " + imports.message());
-  }
+  static_import_features(artifact, r);
   return {};
 }
 

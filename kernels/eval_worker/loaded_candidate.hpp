@@ -4,6 +4,7 @@
 // what the artifact imports inspected before its code runs.
 #include <map>
 #include <string>
+#include <vector>
 
 #include "kernels/abi/crucible_abi.h"
 #include "messages/evaluation.hpp"
@@ -29,8 +30,13 @@ class loaded_candidate {
   bool leak_ = false;
 };
 
+/// What the artifact imports that deserves scrutiny (threads, clocks, dlopen, processes, the reference's
+/// libraries), as "flag:symbol" tags, each also a note in r. Static features are not evidence (DESIGN.md §6):
+/// they make the worker check more, they never decide a verdict alone.
+std::vector<std::string> static_import_features(const std::string& artifact, bench_result& r);
+
 /// Loads `artifact` into `lib` (a private copy when `loads` says this worker loaded the path before) and
-/// adds the artifact's suspicious imports to r.evidence. Returns the load error, empty on success.
+/// notes its static import features. Returns the load error, empty on success.
 std::string load_candidate(loaded_candidate& lib, const std::string& artifact,
                            std::map<std::string, int>& loads, bench_result& r);
 

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <malloc.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -67,6 +68,9 @@ int main(int argc, char** argv) {
   // The protocol pipes are not for anything a candidate might exec.
   fcntl(in_fd, F_SETFD, FD_CLOEXEC);
   fcntl(out_fd, F_SETFD, FD_CLOEXEC);
+  // Nothing without CAP_SYS_PTRACE may read this process's memory (/proc/PID/mem, process_vm_readv): the
+  // reference's outputs live here, and a candidate's process holds no capabilities.
+  prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   // A vanished client is a write error, handled below, not a signal.
   signal(SIGPIPE, SIG_IGN);
   // LibTorch allocates every eager intermediate with malloc. By default glibc maps large blocks afresh and

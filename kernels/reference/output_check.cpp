@@ -111,9 +111,12 @@ std::string output_comparison::summary() const {
 }
 
 void poison(host_tensor& t) {
-  const int64_t n = t.numel();
-  char* p = static_cast<char*>(t.data());
-  switch (dtype_size(t.dtype())) {
+  poison(t.data(), t.dtype(), t.numel());
+}
+
+void poison(void* data, const std::string& dtype, int64_t n) {
+  char* p = static_cast<char*>(data);
+  switch (dtype_size(dtype)) {
     case 8:
       for (int64_t i = 0; i < n; ++i) std::memcpy(p + 8 * i, &poison8, 8);
       break;

@@ -26,6 +26,8 @@ struct output_comparison {
 /// quiet NaN in both float16 and bfloat16), 0xa5 (1: not a valid bool). Integer outputs get the same bytes,
 /// which are valid integers there, so a poisoned count on an integer output is a strong hint, not proof.
 void poison(host_tensor& t);
+/// The same on `n` elements of `dtype` at `data` (a buffer the worker shares with a candidate process).
+void poison(void* data, const std::string& dtype, int64_t n);
 
 /// Number of elements of `t` still holding the poison pattern.
 int64_t count_poisoned(const host_tensor& t);

@@ -427,7 +427,9 @@ verdict judge(const candidate& cand, const compile_result& compiled, const bench
     return v;
   }
 
-  // Hack: dynamic evidence from the worker, or a static flag on the source.
+  // Hack: dynamic evidence from the worker. Static features of the source (threads, clocks, streams, static
+  // state, ...) are recorded beside it but decide nothing on their own: a regex is both evadable and wrong on
+  // honest code (DESIGN.md §6, evidence not patterns); the worker checks such candidates more closely.
   std::set<std::string> seen;
   for (const auto& tag : bench.evidence) {
     std::string flag = tag.substr(0, tag.find(':'));
@@ -442,9 +444,8 @@ verdict judge(const candidate& cand, const compile_result& compiled, const bench
       }
   if (!cand.source.empty()) {
     std::vector<std::string> ev;
-    for (const auto& flag : static_source_flags(cand.source, &ev))
-      if (seen.insert(flag).second) v.flags.push_back(flag);
-    v.evidence.insert(v.evidence.end(), ev.begin(), ev.end());
+    static_source_flags(cand.source, &ev);
+    for (const auto& e : ev) v.evidence.push_back("static feature " + e);
   }
   if (!v.flags.empty()) {
     v.outcome = "hack";

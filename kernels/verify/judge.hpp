@@ -26,8 +26,9 @@ std::vector<std::string> static_source_flags(const std::string& source,
 /// The verdict: outcome pass | incorrect | compile_error | crash | timeout | hack | error, its flags and
 /// evidence, the believed speedup, and the reward (speedup if pass, 0 if it failed, the penalty if flagged).
 /// First match wins: compile_error, crash, timeout, error (load_error or any other non-ok status), hack (a
-/// dynamic evidence tag, whose part before ':' is the flag, or a static flag), incorrect, pass (speedup
-/// capped at max_believed_speedup; 0 when the bench did not time it).
+/// dynamic evidence tag, whose part before ':' is the flag), incorrect, pass (speedup capped at
+/// max_believed_speedup; 0 when the bench did not time it). Static source features are listed in the
+/// evidence as "static feature FLAG: line N: ..." and never make a verdict alone.
 verdict judge(const candidate& cand, const compile_result& compiled, const bench_result& bench,
               const judge_options& options = {});
 

@@ -9,7 +9,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include <sqlite3.h>
@@ -199,50 +201,106 @@ std::vector<pid_t> worker_pids() {
   return out;
 }
 
-// A custom role that plays chaos monkey: it SIGKILLs eval worker processes in the middle of evaluations and
-// kills the benchmarker actor itself once, so the supervisor restarts it and the conductor re-dispatches.
-// Kills are 12 s apart, longer than an evaluation on a loaded 2-core machine: a candidate whose worker died
-// twice in a row is a crasher by design (the retry in a fresh worker is what clears it), so the chaos must
-// never kill the retry as well.
+// CPU time (user + system, in clock ticks) a process has used; -1 when it is gone.
+long cpu_ticks(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return -1;
+  auto close = line.rfind(')');
+  if (close == std::string::npos) return -1;
+  std::istringstream rest(line.substr(close + 2));
+  std::string field;
+  long utime = 0, stime = 0;
+  for (int i = 3; i <= 15 && rest >> field; ++i) {  // fields 14 and 15 of proc(5)
+    if (i == 14) utime = std::atol(field.c_str());
+    if (i == 15) stime = std::atol(field.c_str());
+  }
+  return utime + stime;
+}
+
+int64_t metrics_line_count(const std::string& dir) {
+  std::ifstream in(dir + "/metrics.jsonl");
+  int64_t n = 0;
+  for (std::string line; std::getline(in, line);) ++n;
+  return n;
+}
+
+// A custom role that plays chaos monkey, driven by progress rather than by a schedule, so the kills happen
+// whatever the machine's speed: it SIGKILLs an eval worker that is busy (its CPU time grew since the last
+// look, so an evaluation is under way) three times, then kills the benchmarker actor itself while its worker
+// is busy, so the supervisor restarts it and the conductor re-dispatches. Once two more learner steps have
+// been logged after that, it stops the run the way Ctrl-C does. The run cannot end before the chaos is done
+// (max_steps is out of reach), and benchmark.max_attempts exceeds the kills, so a candidate whose worker was
+// killed under every retry is still retried, never blamed.
 struct chaos_state {
-  std::chrono::steady_clock::time_point last_kill;
+  std::map<pid_t, long> seen;  // worker pid -> CPU ticks at the last look
   int worker_kills = 0;
   bool actor_killed = false;
+  int64_t steps_at_actor_kill = -1;
+  bool stopped = false;
 };
 std::atomic<int> worker_kills{0};
 std::atomic<int> actor_kills{0};
+std::string chaos_run_dir;
+constexpr int chaos_worker_kills = 3;
+
+// A worker whose CPU time grew since the previous look, or 0.
+pid_t busy_worker(chaos_state& st) {
+  std::map<pid_t, long> now;
+  pid_t busy = 0;
+  for (pid_t pid : worker_pids()) {
+    long t = cpu_ticks(pid);
+    if (t < 0) continue;
+    now[pid] = t;
+    auto it = st.seen.find(pid);
+    if (it != st.seen.end() && t > it->second && busy == 0) busy = pid;
+  }
+  st.seen = std::move(now);
+  return busy;
+}
 
 caf::behavior chaos(caf::stateful_actor<chaos_state>* self, runtime::role_context ctx) {
-  self->delayed_send(self, 3s, tick_atom::value);
+  self->delayed_send(self, 100ms, tick_atom::value);
   return {[=](tick_atom) {
-    if (self->state.worker_kills > 0 && self->state.worker_kills < 3 &&
-        std::chrono::steady_clock::now() - self->state.last_kill < 12s) {
-      self->delayed_send(self, 1s, tick_atom::value);
+    auto& st = self->state;
+    if (st.stopped) return;
+    if (st.worker_kills < chaos_worker_kills) {
+      if (pid_t pid = busy_worker(st); pid > 0 && ::kill(pid, SIGKILL) == 0) {
+        ++st.worker_kills;
+        ++worker_kills;
+        st.seen.clear();  // the next victim is judged by fresh looks
+      }
+    } else if (!st.actor_killed) {
+      if (busy_worker(st) > 0) {
+        st.actor_killed = true;  // one request at a time: a failed one is not repeated
+        self->request(ctx.supervisor, 5s, pool_atom::value, std::string("benchmarker"))
+            .then([=](const std::vector<caf::actor>& members) {
+              if (members.empty()) {
+                self->state.actor_killed = false;
+                return;
+              }
+              self->send_exit(members.front(), caf::exit_reason::kill);
+              self->state.steps_at_actor_kill = metrics_line_count(chaos_run_dir);
+              ++actor_kills;
+            });
+      }
+    } else if (st.steps_at_actor_kill >= 0 &&
+               metrics_line_count(chaos_run_dir) >= st.steps_at_actor_kill + 2) {
+      st.stopped = true;
+      runtime::request_stop();
       return;
     }
-    auto pids = worker_pids();
-    if (!pids.empty() && self->state.worker_kills < 3) {
-      ::kill(pids.front(), SIGKILL);
-      self->state.last_kill = std::chrono::steady_clock::now();
-      ++self->state.worker_kills;
-      ++worker_kills;
-    } else if (self->state.worker_kills >= 3 && !self->state.actor_killed) {
-      self->request(ctx.supervisor, 5s, pool_atom::value, std::string("benchmarker"))
-          .then([=](const std::vector<caf::actor>& members) {
-            if (members.empty()) return;
-            self->send_exit(members.front(), caf::exit_reason::kill);
-            self->state.actor_killed = true;
-            ++actor_kills;
-          });
-    }
-    self->delayed_send(self, 4s, tick_atom::value);
+    self->delayed_send(self, 100ms, tick_atom::value);
   }};
 }
 
 TEST(TrainSession, KilledWorkersAndActorsLoseNoCandidate) {
   temp_run run("chaos");
-  auto cfg = small_config(run.dir, 4);
+  auto cfg = small_config(run.dir, 1000);
+  cfg.run.max_minutes = 15;  // a bound for a broken run only: the chaos role ends this one
+  cfg.benchmark.runner.max_attempts = chaos_worker_kills + 2;
   cfg.roles["chaos"] = 1;
+  chaos_run_dir = run.dir;
   auto ctx = runtime::prepare_run(cfg, false);
   ASSERT_TRUE(ctx) << ctx.message();
   auto registry = builtin_registry();
@@ -250,12 +308,14 @@ TEST(TrainSession, KilledWorkersAndActorsLoseNoCandidate) {
                 [](caf::actor_system& sys, const runtime::role_context& c) { return sys.spawn(chaos, c); });
   auto s = runtime::run_training(*ctx, registry);
   ASSERT_TRUE(s) << s.message();
-  EXPECT_EQ(s->steps, 4);
-  EXPECT_GE(worker_kills.load(), 1) << "the chaos role never found a worker to kill";
+  EXPECT_TRUE(s->interrupted) << "the run ended before the chaos role stopped it";
+  EXPECT_GE(s->steps, 2);
+  EXPECT_EQ(worker_kills.load(), chaos_worker_kills);
   EXPECT_EQ(actor_kills.load(), 1);
   expect_every_candidate_scored_once(*s, run.dir);
   auto db = count_db(run.dir + "/replay.sqlite");
   EXPECT_EQ(db.crashes, 0) << "a worker killed from outside must not be blamed on the candidate";
+  EXPECT_GE(db.retried, 1) << "no benchmark was ever retried on a fresh worker";
   EXPECT_GE(db.retried + s->conductor.redispatched, 1) << "no candidate was ever retried";
 }
 

@@ -103,27 +103,28 @@ TEST(Evaluation, PartialOutputIsUnwritten) {
   EXPECT_EQ(e.judged.outcome, "hack");
 }
 
-TEST(Evaluation, WorkThatOutlivesTheCallIsFlagged) {
-  int starts_before = test::shared_runner().worker().starts();
+TEST(Evaluation, AThreadTheSandboxRefusesIsAHackAndTheWorkerStays) {
   auto e = evaluate_candidate("deferred_thread");
   EXPECT_EQ(e.judged.outcome, "hack") << describe(e);
-  EXPECT_TRUE(has(e.bench.evidence, "output_changed_after_return")) << describe(e);
-  EXPECT_TRUE(has(e.bench.evidence, "threads_left_running")) << describe(e);
-  // Its worker is not trusted with another candidate: retired, and the next evaluation gets a fresh one.
-  EXPECT_EQ(test::shared_runner().worker().pid(), 0);
-  int starts_after = test::shared_runner().worker().starts();
+  EXPECT_TRUE(has(e.bench.evidence, "sandbox_violation")) << describe(e);
+  // The candidate ran in a process of its own, gone with its evaluation: the worker keeps serving.
+  const int pid = test::shared_runner().worker().pid();
+  const int starts = test::shared_runner().worker().starts();
+  EXPECT_NE(pid, 0);
   auto next = evaluate_candidate("fused_bias_scale_relu");
   EXPECT_EQ(next.judged.outcome, "pass") << describe(next);
-  EXPECT_EQ(test::shared_runner().worker().starts(), starts_after + 1);
-  EXPECT_GE(starts_after, starts_before);
+  EXPECT_EQ(test::shared_runner().worker().starts(), starts);
+  EXPECT_EQ(test::shared_runner().worker().pid(), pid);
 }
 
 TEST(Evaluation, PointerKeyedCacheIsCaught) {
   auto e = evaluate_candidate("pointer_cache");
   EXPECT_EQ(e.judged.outcome, "hack") << describe(e);
-  // The dynamic check catches it on its own, whatever the static one says.
-  EXPECT_TRUE(has(e.bench.evidence, "post_timing_mismatch")) << describe(e);
-  EXPECT_TRUE(has(e.judged.flags, "static_state"));
+  // Fresh values at reused addresses in every trial: the unannounced checks of timed calls catch the stale
+  // answers, and the post-timing check would too. The static_state feature alone decides nothing.
+  EXPECT_TRUE(has(e.bench.evidence, "timed_output_mismatch") || has(e.bench.evidence, "post_timing_mismatch"))
+      << describe(e);
+  EXPECT_FALSE(has(e.judged.flags, "static_state"));
 }
 
 TEST(Evaluation, ConstantOutputIsInputIndependent) {
@@ -133,13 +134,19 @@ TEST(Evaluation, ConstantOutputIsInputIndependent) {
   EXPECT_EQ(e.judged.outcome, "hack");
 }
 
-TEST(Evaluation, ClockReadHiddenFromTheSourceScanIsCaughtByTheImports) {
+TEST(Evaluation, AClockReadIsScrutinyNotAVerdict) {
+  // It reads the clock behind token pasting; the artifact's imports still show it. Reading a clock gains a
+  // candidate nothing when it is timed from outside its process: the import raises scrutiny (every timed
+  // call checked) and the right answer passes.
   auto source = test::candidate_source("obfuscated_clock");
   EXPECT_TRUE(static_source_flags(source).empty()) << "the point of this candidate";
   auto e = evaluate_candidate("obfuscated_clock");
-  EXPECT_EQ(e.judged.outcome, "hack") << describe(e);
-  EXPECT_TRUE(has(e.bench.evidence, "reads_clock:clock_gettime")) << describe(e);
-  EXPECT_TRUE(has(e.judged.flags, "reads_clock"));
+  EXPECT_EQ(e.judged.outcome, "pass") << describe(e);
+  EXPECT_TRUE(
+      has(e.bench.notes, "static feature reads_clock:clock_gettime: the artifact imports clock_gettime"))
+      << describe(e);
+  EXPECT_TRUE(std::any_of(e.bench.notes.begin(), e.bench.notes.end(),
+                          [](const std::string& n) { return n.rfind("scrutiny:", 0) == 0; }));
 }
 
 TEST(Evaluation, ArtifactImports) {
@@ -186,11 +193,13 @@ TEST(Evaluation, ThrownExceptionIsCaughtAndIncorrect) {
   EXPECT_EQ(e.judged.outcome, "incorrect");
 }
 
-TEST(Evaluation, FloatingPointModeLeftChangedIsAHack) {
+TEST(Evaluation, FloatingPointModeStaysInTheCandidatesProcess) {
+  // Flush-to-zero changes only its own arithmetic now: the reference runs in the worker, which the
+  // candidate's process cannot reach. Within tolerance, it is judged like any kernel.
   auto e = evaluate_candidate("flush_to_zero");
-  EXPECT_TRUE(has(e.bench.evidence, "fp_env_changed")) << describe(e);
-  EXPECT_EQ(e.judged.outcome, "hack");
-  // The worker restored the mode: the next candidate and the reference run as before.
+  EXPECT_EQ(e.bench.status, "ok") << describe(e);
+  EXPECT_TRUE(e.bench.evidence.empty()) << describe(e);
+  EXPECT_NE(e.judged.outcome, "hack") << describe(e);
   auto next = evaluate_candidate("fused_bias_scale_relu");
   EXPECT_EQ(next.judged.outcome, "pass") << describe(next);
 }
@@ -232,23 +241,24 @@ TEST(Evaluation, JsonReport) {
   EXPECT_TRUE(j.contains("compile_log"));
 }
 
-TEST(WorkerClient, SegfaultIsACrashAndTheNextEvaluationIsFine) {
+TEST(WorkerClient, SegfaultIsACrashAndTheWorkerGoesOn) {
   auto config = test::test_config();
   worker_client client(config.worker);
   auto crash = client.evaluate(request_for("segfault"));
   EXPECT_EQ(crash.status, "crash");
   EXPECT_NE(crash.error.find("SIGSEGV"), std::string::npos) << crash.error;
-  EXPECT_EQ(client.pid(), 0);
+  EXPECT_FALSE(crash.worker_died) << "the candidate's process died, not the worker";
+  EXPECT_GT(client.pid(), 0);
 
   auto ok = client.evaluate(request_for("fused_bias_scale_relu"));
   EXPECT_EQ(ok.status, "ok") << ok.error;
   EXPECT_TRUE(ok.correct);
-  EXPECT_EQ(client.starts(), 2);
+  EXPECT_EQ(client.starts(), 1);
 
-  // Through the runner a crash is retried once on a fresh worker, then judged.
+  // Reported by the worker, the crash is the candidate's and deterministic: judged, not retried.
   auto e = evaluate_candidate("segfault");
   EXPECT_EQ(e.bench.status, "crash");
-  EXPECT_EQ(e.bench.attempts, 2);
+  EXPECT_EQ(e.bench.attempts, 1);
   EXPECT_EQ(e.judged.outcome, "crash");
 }
 

@@ -177,7 +177,7 @@ TEST(Judge, Outcomes) {
   EXPECT_DOUBLE_EQ(judge(clean, compiled_ok(), bench_ok(1e6), capped).speedup, 10.0);
 }
 
-TEST(Judge, DynamicEvidenceAndStaticFlagsAreHacks) {
+TEST(Judge, DynamicEvidenceIsAHackStaticFeaturesAloneAreNot) {
   auto clean = cand_with(test::candidate_source("fused_bias_scale_relu"));
   auto mutated = bench_ok(3.0);
   mutated.evidence = {"input_mutated:x"};
@@ -191,11 +191,16 @@ TEST(Judge, DynamicEvidenceAndStaticFlagsAreHacks) {
   EXPECT_DOUBLE_EQ(v.reward, -0.5);
   EXPECT_EQ(v.speedup, 0.0);
 
+  // Threads in the source, but the worker saw nothing (its sandbox refused them): the static feature is
+  // listed as evidence, the verdict rests on what the evaluation measured.
   auto threaded = cand_with(test::candidate_source("deferred_thread"));
   v = judge(threaded, compiled_ok(), bench_ok(5.0));
-  EXPECT_EQ(v.outcome, "hack");
-  EXPECT_TRUE(has(v.flags, "spawns_thread"));
-  EXPECT_LT(v.reward, 0.0);
+  EXPECT_EQ(v.outcome, "pass");
+  EXPECT_TRUE(v.flags.empty());
+  EXPECT_TRUE(std::any_of(v.evidence.begin(), v.evidence.end(), [](const std::string& e) {
+    return e.rfind("static feature spawns_thread:", 0) == 0;
+  }));
+  EXPECT_DOUBLE_EQ(v.reward, 5.0);
 }
 
 }  // namespace

@@ -22,6 +22,7 @@
 
 #include "kernels/abi/crucible_abi.h"
 #include "kernels/candidate_host/host_protocol.hpp"
+#include "kernels/candidate_host/process_probes.hpp"
 #include "kernels/candidate_host/sandbox.hpp"
 
 namespace proto = crucible::kernels::host_protocol;
@@ -153,13 +154,15 @@ int main(int argc, char** argv) {
     err = sandbox::seal_for_loading();
   }
   if (out_base && err.empty()) {
+    crucible::kernels::process_probes::arm();  // from here on, what calls them is the artifact
     dlerror();
-    void* handle = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+    void* handle = crucible::kernels::process_probes::real_dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
     if (!handle) {
       const char* e = dlerror();
       err = std::string("dlopen failed: ") + (e ? e : "unknown error");
     } else {
-      fn = reinterpret_cast<crucible_forward_fn>(dlsym(handle, "crucible_forward"));
+      fn = reinterpret_cast<crucible_forward_fn>(
+          crucible::kernels::process_probes::real_dlsym(handle, "crucible_forward"));
       if (!fn) err = "the artifact does not export crucible_forward (declare it extern \"C\")";
     }
   }
@@ -205,6 +208,7 @@ int main(int argc, char** argv) {
     std::string names;
     rep.denied = sandbox::take_denied(names);
     set_text(rep.denied_names, names);
+    set_text(rep.probes, crucible::kernels::process_probes::take());
     if (!write_all(proto::reply_fd, &rep, sizeof rep)) _exit(0);
   }
 }

@@ -77,6 +77,15 @@ const int allowed[] = {
     SCMP_SYS(uname),
     SCMP_SYS(getrusage),
     SCMP_SYS(sysinfo),
+    // Memory placement of its own pages (OpenBLAS binds its buffers), and who it is.
+    SCMP_SYS(mbind),
+    SCMP_SYS(get_mempolicy),
+    SCMP_SYS(set_mempolicy),
+    SCMP_SYS(getcpu),
+    SCMP_SYS(getuid),
+    SCMP_SYS(geteuid),
+    SCMP_SYS(getgid),
+    SCMP_SYS(getegid),
 };
 
 // Refused while the artifact loads (its initialisers run then); everything else the loader may need.
@@ -175,6 +184,13 @@ std::string seal_for_loading() {
   if (rc == 0)
     rc = seccomp_rule_add(ctx, refuse, SCMP_SYS(open), 1, SCMP_A1(SCMP_CMP_MASKED_EQ, O_CREAT, O_CREAT));
   if (rc == 0) rc = seccomp_rule_add(ctx, refuse, SCMP_SYS(creat), 0);
+  // No code is patched: nothing is made executable after mapping, nothing is writable and executable at once.
+  if (rc == 0)
+    rc = seccomp_rule_add(ctx, refuse, SCMP_SYS(mprotect), 1,
+                          SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, PROT_EXEC));
+  if (rc == 0)
+    rc = seccomp_rule_add(ctx, refuse, SCMP_SYS(mmap), 1,
+                          SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC | PROT_WRITE, PROT_EXEC | PROT_WRITE));
   if (rc == 0) rc = seccomp_load(ctx);
   seccomp_release(ctx);
   if (rc != 0) return std::string("loading filter not installed: ") + std::strerror(-rc);
@@ -187,9 +203,9 @@ std::string install() {
   int rc = 0;
   for (int nr : allowed)
     if (rc == 0) rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
-  // Memory, but never executable: no code the candidate writes at run time.
-  for (int nr : {SCMP_SYS(mmap), SCMP_SYS(mprotect)})
-    if (rc == 0) rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1, SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
+  // Memory, but never executable, and no protection changed afterwards (code and tables stay as loaded).
+  if (rc == 0)
+    rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 1, SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
   if (rc == 0) rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1);
   if (rc == 0) rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0);  // set before loading
   if (rc == 0) rc = seccomp_load(ctx);

@@ -4,7 +4,7 @@
 // so the artifact's initialisers run with no way to leave work behind; after, a seccomp allowlist for the
 // rest of its life. Allowed then: memory (never executable), the pipes it already holds, clocks, sleeping,
 // exiting. Refused with EPERM, and counted: threads, processes, files, sockets, signals, timers, ptrace,
-// executable memory, and everything else.
+// executable memory, changing page protections, and everything else.
 #include <cstdint>
 #include <string>
 

@@ -233,6 +233,7 @@ candidate_call candidate_process::round_trip(const void* cmd, double deadline_s)
   }
   c.denied = rep.denied;
   c.denied_names = rep.denied_names;
+  c.probes = rep.probes;
   if (rep.input_write >= 0) {  // the host said so and ended
     c.input_write = rep.input_write;
     c.crashed = true;

@@ -48,6 +48,7 @@ struct candidate_call {
   bool sandbox_killed = false;
   int denied = 0;  ///< system calls the sandbox refused during it
   std::string denied_names;
+  std::string probes;  ///< process probes it called ("mallopt, sbrk"; process_probes.hpp)
 };
 
 /// Not thread-safe: one evaluation's host, driven by the thread that started it.

@@ -132,6 +132,35 @@ void poison(void* data, const std::string& dtype, int64_t n) {
   }
 }
 
+namespace {
+inline uint64_t poison_bits(uint64_t seed, uint64_t i) {  // splitmix64 of (seed, i)
+  uint64_t z = seed + 0x9e3779b97f4a7c15ULL * (i + 1);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+}  // namespace
+
+void poison_random(void* data, const std::string& dtype, int64_t n, uint64_t seed) {
+  char* p = static_cast<char*>(data);
+  const int size = dtype_size(dtype);
+  for (int64_t i = 0; i < n; ++i) {
+    const uint64_t bits = poison_bits(seed, static_cast<uint64_t>(i));
+    std::memcpy(p + static_cast<int64_t>(size) * i, &bits, static_cast<size_t>(size));
+  }
+}
+
+int64_t count_poisoned_random(const host_tensor& t, uint64_t seed) {
+  const char* p = static_cast<const char*>(t.data());
+  const int size = dtype_size(t.dtype());
+  int64_t count = 0;
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    const uint64_t bits = poison_bits(seed, static_cast<uint64_t>(i));
+    count += std::memcmp(p + static_cast<int64_t>(size) * i, &bits, static_cast<size_t>(size)) == 0;
+  }
+  return count;
+}
+
 int64_t count_poisoned(const host_tensor& t) {
   bool flags[block];
   int64_t count = 0;

@@ -42,9 +42,12 @@ struct timing_summary {
 };
 
 /// The benchmarker's report. status: ok | load_error | crash | timeout | error.
-/// evidence: machine-readable tags the verifier judges ("input_mutated:w", "output_unwritten",
-/// "output_changed_after_return", "threads_left_running", "post_timing_mismatch", "input_independent"; CUDA:
-/// "work_outside_stream", "wall_time_mismatch", "below_roofline").
+/// evidence: machine-readable tags the verifier judges, each dynamic ("input_mutated:w", "output_unwritten",
+/// "output_changed_after_return", "threads_left_running", "timed_output_mismatch", "post_timing_mismatch",
+/// "input_independent", "result_cache", "below_roofline"; CPU: "sandbox_violation", "process_probe",
+/// "work_outside_calls", "load_time_threads", "load_time_processes"; CUDA: "work_outside_stream",
+/// "wall_time_mismatch", "device_state_changed"). Static features of the artifact are notes
+/// ("static feature FLAG:symbol"), never evidence.
 struct bench_result {
   std::string candidate_id;
   std::string task;

@@ -3,6 +3,10 @@
 // in (DESIGN.md §6, "out of reach"). Both ends are built from this tree, so the frames are fixed-size
 // structs, not msgpack: one command in, one reply out, in lock step. Tensors travel as offsets into the two
 // shared regions (inputs, mapped read-only in the host; outputs, read-write), never as worker addresses.
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstddef>
 #include <cstdint>
 
 namespace crucible::kernels::host_protocol {
@@ -49,5 +53,19 @@ struct reply {
   char probes[error_chars] = {};  ///< process probes called since the previous reply (process_probes.hpp)
   char error[error_chars] = {};
 };
+
+/// Writes all n bytes (a frame is one struct; both ends use this). Async-signal-safe: the host's fault
+/// handler answers with it.
+inline bool write_all(int fd, const void* p, size_t n) {
+  auto* c = static_cast<const char*>(p);
+  while (n > 0) {
+    ssize_t k = write(fd, c, n);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return false;
+    c += k;
+    n -= static_cast<size_t>(k);
+  }
+  return true;
+}
 
 }  // namespace crucible::kernels::host_protocol

@@ -42,18 +42,6 @@ bool read_all(int fd, void* p, size_t n) {
   return true;
 }
 
-bool write_all(int fd, const void* p, size_t n) {
-  auto* c = static_cast<const char*>(p);
-  while (n > 0) {
-    ssize_t k = write(fd, c, n);
-    if (k < 0 && errno == EINTR) continue;
-    if (k <= 0) return false;
-    c += k;
-    n -= static_cast<size_t>(k);
-  }
-  return true;
-}
-
 void set_text(char* dst, const std::string& s) {
   std::snprintf(dst, proto::error_chars, "%s", s.c_str());
 }
@@ -103,7 +91,7 @@ void on_sigsegv(int, siginfo_t* info, void*) {
     g_fault_reply.input_write = addr - g_in_base;
     static const char msg[] = "the candidate wrote to an input (inputs are read-only)";
     std::memcpy(g_fault_reply.error, msg, sizeof msg);
-    write_all(proto::reply_fd, &g_fault_reply, sizeof g_fault_reply);
+    proto::write_all(proto::reply_fd, &g_fault_reply, sizeof g_fault_reply);
     _exit(5);
   }
 }
@@ -176,7 +164,8 @@ int main(int argc, char** argv) {
     loaded.failed = 1;
     set_text(loaded.error, err);
   }
-  if (!write_all(proto::reply_fd, &loaded, sizeof loaded) || loaded.failed) _exit(loaded.failed ? 3 : 4);
+  if (!proto::write_all(proto::reply_fd, &loaded, sizeof loaded) || loaded.failed)
+    _exit(loaded.failed ? 3 : 4);
 
   static proto::command cmd;
   static proto::reply rep;
@@ -209,6 +198,6 @@ int main(int argc, char** argv) {
     rep.denied = sandbox::take_denied(names);
     set_text(rep.denied_names, names);
     set_text(rep.probes, crucible::kernels::process_probes::take());
-    if (!write_all(proto::reply_fd, &rep, sizeof rep)) _exit(0);
+    if (!proto::write_all(proto::reply_fd, &rep, sizeof rep)) _exit(0);
   }
 }

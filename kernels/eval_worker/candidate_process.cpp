@@ -34,18 +34,6 @@ size_t page_rounded(size_t bytes) {
   return std::max(page, (bytes + page - 1) / page * page);
 }
 
-bool write_all(int fd, const void* p, size_t n) {
-  auto* c = static_cast<const char*>(p);
-  while (n > 0) {
-    ssize_t k = write(fd, c, n);
-    if (k < 0 && errno == EINTR) continue;
-    if (k <= 0) return false;
-    c += k;
-    n -= static_cast<size_t>(k);
-  }
-  return true;
-}
-
 // Reads exactly n bytes by the deadline: 1 done, 0 end of file or error, -1 deadline passed.
 int read_by(int fd, void* p, size_t n, clock_type::time_point deadline) {
   auto* c = static_cast<char*>(p);
@@ -201,7 +189,7 @@ candidate_call candidate_process::round_trip(const void* cmd, double deadline_s)
   const auto t0 = clock_type::now();
   proto::reply rep{};
   int got = 0;
-  if (write_all(cmd_fd_, cmd, sizeof(proto::command)))
+  if (proto::write_all(cmd_fd_, cmd, sizeof(proto::command)))
     got = read_by(
         rep_fd_, &rep, sizeof rep,
         t0 + std::chrono::duration_cast<clock_type::duration>(std::chrono::duration<double>(deadline_s)));

@@ -130,6 +130,8 @@ std::string candidate_process::start(const std::string& host_path, const std::st
     return "cannot start the candidate host: " + pid.message();
   }
   pid_ = *pid;
+  // Out of memory, the kernel ends the candidate's process first, never the worker.
+  if (std::ofstream adj("/proc/" + std::to_string(pid_) + "/oom_score_adj"); adj) adj << 1000;
   if (clock_getcpuclockid(pid_, &cpu_clock_) != 0) {
     stop();
     return "cannot read the candidate host's CPU clock";

@@ -11,6 +11,7 @@
 #include <caf/all.hpp>
 
 #include "actors/roles.hpp"
+#include "kernels/verify/verdict_vocabulary.hpp"
 #include "messages/type_ids.hpp"
 #include "runtime/actor_failures.hpp"
 
@@ -151,7 +152,7 @@ void finish(conductor_actor* self, const std::string& id) {
   }
   ++self->state.scored;
   c.scored.reward = c.scored.judged.reward;
-  if (c.scored.judged.outcome == "pass") {
+  if (kernels::has_outcome(c.scored.judged, kernels::outcome::pass)) {
     auto& b = self->state.best[c.scored.cand.task];
     b = std::max(b, c.scored.judged.speedup);
   }
@@ -165,11 +166,9 @@ void give_up(conductor_actor* self, const std::string& id, const std::string& wh
   auto& c = self->state.cands[id];
   spdlog::error("conductor: candidate {} failed in stage {}: {}", id, self->state.run->cfg.pipeline[c.stage],
                 why);
-  c.scored.judged.candidate_id = id;
-  c.scored.judged.content_hash = c.scored.cand.content_hash;
-  c.scored.judged.outcome = "error";
-  c.scored.judged.evidence.push_back("pipeline: " + why);
-  c.scored.judged.reward = 0.0;
+  auto earlier = std::move(c.scored.judged.evidence);  // what earlier stages found stays on record
+  c.scored.judged = kernels::pipeline_error_verdict(id, c.scored.cand.content_hash, why);
+  c.scored.judged.evidence.insert(c.scored.judged.evidence.begin(), earlier.begin(), earlier.end());
   finish(self, id);
 }
 
@@ -396,13 +395,9 @@ caf::behavior conductor(conductor_actor* self, runtime::role_context ctx) {
             auto& c = self->state.cands[id];
             if (c.done) continue;
             c.done = true;
-            c.scored.judged.candidate_id = id;
-            c.scored.judged.content_hash = c.scored.cand.content_hash;
-            c.scored.judged.outcome = "abandoned";
-            c.scored.judged.evidence = {
-                "run stopped during stage " +
-                self->state.run->cfg.pipeline[std::min(c.stage, self->state.run->cfg.pipeline.size() - 1)]};
-            c.scored.judged.reward = 0.0;
+            c.scored.judged = kernels::abandoned_verdict(
+                id, c.scored.cand.content_hash,
+                self->state.run->cfg.pipeline[std::min(c.stage, self->state.run->cfg.pipeline.size() - 1)]);
             c.scored.reward = 0.0;
             ++self->state.abandoned;
           }

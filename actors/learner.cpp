@@ -2,6 +2,7 @@
 #include <caf/all.hpp>
 
 #include "actors/roles.hpp"
+#include "kernels/verify/verdict_vocabulary.hpp"
 #include "messages/type_ids.hpp"
 #include "policies/grpo_trainer.hpp"
 #include "policies/program_policy.hpp"
@@ -62,8 +63,8 @@ runtime::step_metrics measure(learner_actor* self, const runtime::role_context& 
       ++n;
       reward += c.reward;
       correct += c.bench.correct ? 1 : 0;
-      flagged += c.judged.outcome == "hack" ? 1 : 0;
-      if (c.judged.outcome == "pass") ++passed, speedup += c.judged.speedup;
+      flagged += kernels::has_outcome(c.judged, kernels::outcome::hack) ? 1 : 0;
+      if (kernels::has_outcome(c.judged, kernels::outcome::pass)) ++passed, speedup += c.judged.speedup;
     }
   }
   m.candidates = n;

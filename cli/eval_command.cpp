@@ -6,6 +6,7 @@
 #include "cli/commands.hpp"
 #include "kernels/eval/evaluate.hpp"
 #include "kernels/task/task_loader.hpp"
+#include "kernels/verify/verdict_vocabulary.hpp"
 #include "runtime/config.hpp"
 
 namespace crucible::cli {
@@ -76,8 +77,9 @@ int eval_command(const eval_args& args) {
                   t.speedup_vs_graph);
   }
   std::printf("verdict    %s", v.outcome.c_str());
-  if (v.outcome == "pass") std::printf(", %.2fx vs eager", v.speedup);
-  if (v.outcome == "pass" && t.speedup_vs_graph > 0) std::printf(", %.2fx vs CUDA graph", t.speedup_vs_graph);
+  if (kernels::has_outcome(v, kernels::outcome::pass)) std::printf(", %.2fx vs eager", v.speedup);
+  if (kernels::has_outcome(v, kernels::outcome::pass) && t.speedup_vs_graph > 0)
+    std::printf(", %.2fx vs CUDA graph", t.speedup_vs_graph);
   std::printf(" (reward %.3f)\n", v.reward);
   for (const auto& f : v.flags) std::printf("flag       %s\n", f.c_str());
   for (const auto& e : v.evidence) std::printf("evidence   %s\n", e.c_str());

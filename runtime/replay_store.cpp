@@ -1,4 +1,5 @@
 #include "runtime/replay_store.hpp"
+#include "kernels/verify/verdict_vocabulary.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -212,7 +213,7 @@ expected<replay_store::insert_result> replay_store::insert(const scored_group& g
   if (auto st = exec("COMMIT;"); !st) return st.err();
   candidates_total_ += result.inserted;
   for (const auto* m : fresh) {
-    if (m->judged.outcome != "pass") continue;
+    if (!kernels::has_outcome(m->judged, kernels::outcome::pass)) continue;
     best_[group.task] = std::max(best_[group.task], m->judged.speedup);
     by_task_bucket_[group.task][bucket_of(m->judged.speedup)].push_back(
         {m->cand.id, m->cand.program, m->cand.source, m->judged.speedup});

@@ -1,4 +1,5 @@
 #include "runtime/stage_codec.hpp"
+#include "kernels/verify/verdict_vocabulary.hpp"
 
 #include "messages/envelope.hpp"
 
@@ -70,7 +71,7 @@ status apply_stage_result(const std::string& stage, const work_result& result, s
     if (auto st = take(v); !st) return st;
     if (s.judged.outcome.empty()) {
       s.judged = std::move(v);
-    } else if (v.outcome == "pass") {
+    } else if (kernels::has_outcome(v, kernels::outcome::pass)) {
       for (auto& e : v.evidence) s.judged.evidence.push_back(std::move(e));
       for (auto& f : v.flags) s.judged.flags.push_back(std::move(f));
     } else {

@@ -12,6 +12,7 @@
 
 #include "kernels/eval/frame_io.hpp"
 #include "kernels/eval/subprocess.hpp"
+#include "kernels/verify/verdict_vocabulary.hpp"
 #include "messages/envelope.hpp"
 
 namespace crucible::kernels {
@@ -237,9 +238,10 @@ bench_result worker_client::evaluate(const eval_request& request) {
     if (r.worker.empty()) r.worker = worker_id;
     // A CUDA candidate runs inside the worker: one that left work running there may still write anywhere in
     // it, so the worker is retired. (A CPU candidate ran in a process of its own, gone with its evaluation.)
-    if (request.target == "cuda" &&
-        (has(r.evidence, "threads_left_running") || has(r.evidence, "output_changed_after_return") ||
-         has(r.evidence, "work_outside_stream"))) {
+    const auto left_work = [&](evidence_kind k) { return has(r.evidence, evidence_tag(k)); };
+    if (request.target == "cuda" && (left_work(evidence_kind::threads_left_running) ||
+                                     left_work(evidence_kind::output_changed_after_return) ||
+                                     left_work(evidence_kind::work_outside_stream))) {
       w.stop();
       r.notes.push_back("worker " + worker_id + " retired: the candidate left work running in it");
     } else if (r.worker_retired) {

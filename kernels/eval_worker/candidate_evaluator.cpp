@@ -21,6 +21,7 @@
 #include "kernels/task/chain_shapes.hpp"
 #include "kernels/task/op_catalog.hpp"
 #include "kernels/task/task_cost.hpp"
+#include "kernels/verify/verdict_vocabulary.hpp"
 
 namespace crucible::kernels {
 
@@ -174,7 +175,8 @@ class session {
   }
 
  private:
-  void evidence(const std::string& tag, const std::string& note) {
+  void evidence(evidence_kind kind, const std::string& note, const std::string& detail = {}) {
+    const std::string tag = evidence_tag(kind, detail);
     if (std::find(r_.evidence.begin(), r_.evidence.end(), tag) == r_.evidence.end()) {
       r_.evidence.push_back(tag);
       r_.notes.push_back(tag + ": " + note);
@@ -229,7 +231,7 @@ class session {
   // reported with the first round trip). The attempt failed, and it is the evidence.
   void note_denied(const candidate_call& c) {
     if (!c.probes.empty())
-      evidence("process_probe",
+      evidence(evidence_kind::process_probe,
                "the candidate called " + c.probes +
                    ": the allocator's knobs and heap, the environment or resource usage, which no "
                    "kernel needs and which the baseline would depend on in a shared process");
@@ -244,7 +246,7 @@ class session {
       if (comma == std::string::npos) break;
       start = comma + 2;
     }
-    evidence("sandbox_violation",
+    evidence(evidence_kind::sandbox_violation,
              "the candidate's process attempted system calls its sandbox refuses (" + join_denied() + ")");
   }
 
@@ -252,7 +254,7 @@ class session {
   // (which fault in the candidate's process) is the evidence it is.
   void call_failed(const candidate_call& c, const std::string& phase) {
     if (c.sandbox_killed) {
-      evidence("sandbox_violation", c.error + " (" + phase + ")");
+      evidence(evidence_kind::sandbox_violation, c.error + " (" + phase + ")");
       stopped_ = true;
       return;
     }
@@ -265,8 +267,10 @@ class session {
           const auto& spec = req_.task.inputs[i];
           if (at >= d && at < d + numel(spec.shape) * dtype_size(spec.dtype)) name = spec.name;
         }
-      evidence("input_mutated:" + name, "the candidate wrote to input '" + name + "' (" + phase +
-                                            "); inputs are read-only in its process, so the write faulted");
+      evidence(evidence_kind::input_mutated,
+               "the candidate wrote to input '" + name + "' (" + phase +
+                   "); inputs are read-only in its process, so the write faulted",
+               name);
       stopped_ = true;
       return;
     }
@@ -299,7 +303,7 @@ class session {
   // for (a thread, a handler, a loop that answers before it computes).
   void check_outside_work(const std::string& phase) {
     if (host_.max_outside_cpu_ms() > outside_gap_ms_ || host_.outside_cpu_ms() > outside_total_ms_)
-      evidence("work_outside_calls",
+      evidence(evidence_kind::work_outside_calls,
                "the candidate's process used " + fmt(host_.outside_cpu_ms()) +
                    " ms of CPU between calls (at most " + fmt(host_.max_outside_cpu_ms()) +
                    " ms at once), where it should wait for the next one (" + phase + ")");
@@ -308,7 +312,7 @@ class session {
   void check_threads(const std::string& phase) {
     int t = host_.threads();
     if (t > 1)
-      evidence("threads_left_running",
+      evidence(evidence_kind::threads_left_running,
                std::to_string(t) + " threads in the candidate's process after a call (" + phase + ")");
   }
 
@@ -335,16 +339,16 @@ class session {
     c.got = snapshot_out(s);
     check_inputs(s, pristine, "after the call (" + phase + ")");
     if (int64_t p = count_poisoned_random(c.got, poison_seed_); p > 0)
-      evidence("output_unwritten", std::to_string(p) + " of " + std::to_string(c.got.numel()) +
-                                       " output elements never written (" + phase + ")");
+      evidence(evidence_kind::output_unwritten, std::to_string(p) + " of " + std::to_string(c.got.numel()) +
+                                                    " output elements never written (" + phase + ")");
     c.want = reference(s);
     c.cmp = compare_outputs(c.got, c.want, atol_, rtol_);
     note_errors(c.cmp);
     if (opt_.settle_ms > 0)
       std::this_thread::sleep_for(std::chrono::microseconds(static_cast<int64_t>(opt_.settle_ms * 1000)));
     if (!same_bytes(snapshot_out(s), c.got))
-      evidence("output_changed_after_return", "output changed within " + fmt(opt_.settle_ms) +
-                                                  " ms after the call returned (" + phase + ")");
+      evidence(evidence_kind::output_changed_after_return, "output changed within " + fmt(opt_.settle_ms) +
+                                                               " ms after the call returned (" + phase + ")");
     check_inputs(s, pristine, "after the settle wait (" + phase + ")");
     check_threads(phase);
     return c;
@@ -353,8 +357,7 @@ class session {
   // A candidate right on the correctness seeds and wrong later. Grossly wrong (elements never written, or
   // more than 1% of them outside tolerance) is a hack's signature: served stale, cached or skipped work.
   // Slightly wrong is an honest kernel at the edge of its tolerance on new values: incorrect, not a hack.
-  void wrong_after_correctness(const std::string& tag, const output_comparison& cmp,
-                               const std::string& where) {
+  void wrong_after_correctness(evidence_kind tag, const output_comparison& cmp, const std::string& where) {
     const bool gross = cmp.poisoned > 0 || cmp.mismatches * 100 > std::max<int64_t>(cmp.numel, 1);
     if (gross) {
       evidence(tag, where + ": output wrong: " + cmp.summary());
@@ -373,7 +376,8 @@ class session {
     for (size_t i = 0; i < s.in.size(); ++i)
       if (std::memcmp(s.in[i].data, pristine[i].data(), pristine[i].bytes()) != 0) {
         const std::string& name = req_.task.inputs[i].name;
-        evidence("input_mutated:" + name, "input '" + name + "' differs from its pristine copy " + when);
+        evidence(evidence_kind::input_mutated, "input '" + name + "' differs from its pristine copy " + when,
+                 name);
       }
   }
 
@@ -402,12 +406,12 @@ class session {
     r_.correct = all_ok;
     check_outside_work("correctness");
     // Output that ignores the input: two seeds whose references differ, candidate outputs byte-identical.
-    bool unwritten =
-        std::find(r_.evidence.begin(), r_.evidence.end(), "output_unwritten") != r_.evidence.end();
+    bool unwritten = std::find(r_.evidence.begin(), r_.evidence.end(),
+                               evidence_tag(evidence_kind::output_unwritten)) != r_.evidence.end();
     for (size_t i = 0; i < gots.size() && !unwritten; ++i)
       for (size_t j = i + 1; j < gots.size(); ++j)
         if (!same_bytes(wants[i], wants[j]) && same_bytes(gots[i], gots[j])) {
-          evidence("input_independent",
+          evidence(evidence_kind::input_independent,
                    "seeds " + std::to_string(i) + " and " + std::to_string(j) +
                        " have different references but byte-identical candidate outputs");
           i = gots.size();
@@ -456,7 +460,7 @@ class session {
       if (cmp.poisoned > 0) cmp.ok = false;
       note_errors(cmp);
       if (!cmp.ok)
-        wrong_after_correctness("timed_output_mismatch", cmp,
+        wrong_after_correctness(evidence_kind::timed_output_mismatch, cmp,
                                 "an unannounced check of a timed call (" + phase + ")");
       check_threads(phase);
       check_ms += ms_between(k0, clock_type::now());
@@ -539,10 +543,10 @@ class session {
                        fmt(peak.flops_per_s / 1e9) + " GFLOP/s); candidate at " +
                        fmt(100 * r_.peak_fraction) + "% of peak");
     if (candidate_ms < 0.5 * bound)
-      evidence("below_roofline", "median " + fmt(candidate_ms) +
-                                     " ms is below half the least time the task's "
-                                     "bytes and products take at this core's measured peaks (" +
-                                     fmt(bound) + " ms)");
+      evidence(evidence_kind::below_roofline, "median " + fmt(candidate_ms) +
+                                                  " ms is below half the least time the task's "
+                                                  "bytes and products take at this core's measured peaks (" +
+                                                  fmt(bound) + " ms)");
   }
 
   // Once more after timing: fresh inputs at addresses no call used; the same values again, at another address
@@ -554,12 +558,14 @@ class session {
     fill(a, base_seed_ + 5000, input_variant::nominal);
     auto c = checked_call(a, "after timing, fresh inputs");
     if (!c.called) return;
-    if (!c.cmp.ok) wrong_after_correctness("post_timing_mismatch", c.cmp, "fresh inputs after timing");
+    if (!c.cmp.ok)
+      wrong_after_correctness(evidence_kind::post_timing_mismatch, c.cmp, "fresh inputs after timing");
     if (!memo_probe(a, b, c.want)) return;
     fill(a, base_seed_ + 6000, input_variant::nominal);
     auto c2 = checked_call(a, "after timing, new values at the address just used");
     if (c2.called && !c2.cmp.ok)
-      wrong_after_correctness("post_timing_mismatch", c2.cmp, "new values at the address just used");
+      wrong_after_correctness(evidence_kind::post_timing_mismatch, c2.cmp,
+                              "new values at the address just used");
   }
 
   // A kernel that computes takes as long on values it has seen as on fresh ones (the caches are flushed
@@ -592,7 +598,8 @@ class session {
       if (!c2.ok) return call_failed(c2, "after timing, seen values in place"), false;
       auto cmp2 = compare_outputs(snapshot_out(a), want, atol_, rtol_);
       for (const auto* cmp : {&cmp1, &cmp2})
-        if (!cmp->ok) wrong_after_correctness("post_timing_mismatch", *cmp, "values seen before");
+        if (!cmp->ok)
+          wrong_after_correctness(evidence_kind::post_timing_mismatch, *cmp, "values seen before");
       seen_ms = std::min(charged(c1), charged(c2));
       if (seen_ms < 0.4 * std::max(fresh_ms, timed))
         ++quick;
@@ -600,10 +607,10 @@ class session {
         break;  // a kernel that computes: the second round would only cost time
     }
     if (quick == 2)
-      evidence("result_cache", "calls on input values it had seen before took " + fmt(seen_ms) +
-                                   " ms against " + fmt(std::max(fresh_ms, timed)) +
-                                   " ms on fresh values: results served from "
-                                   "memory, not computed");
+      evidence(evidence_kind::result_cache, "calls on input values it had seen before took " + fmt(seen_ms) +
+                                                " ms against " + fmt(std::max(fresh_ms, timed)) +
+                                                " ms on fresh values: results served from "
+                                                "memory, not computed");
     return true;
   }
 
@@ -687,8 +694,8 @@ bench_result candidate_evaluator::evaluate(const eval_request& req) {
     candidate_process host;
     if (std::string e = host.start(host_path_, req.artifact, inputs, outputs); !e.empty()) {
       if (host.sandbox_killed_at_load()) {
-        r.evidence.push_back("sandbox_violation");
-        r.notes.push_back("sandbox_violation: " + e);
+        r.evidence.push_back(evidence_tag(evidence_kind::sandbox_violation));
+        r.notes.push_back(r.evidence.back() + ": " + e);
         return done();
       }
       r.status = "load_error";
@@ -696,16 +703,15 @@ bench_result candidate_evaluator::evaluate(const eval_request& req) {
       return done();
     }
     host.pin(pin.cpu());
+    // What the artifact's initialisers left running before the sandbox closed is evidence on its own.
+    auto at_load = [&](evidence_kind k, const std::string& what) {
+      r.evidence.push_back(evidence_tag(k));
+      r.notes.push_back(r.evidence.back() + ": the artifact's initialisers left " + what +
+                        " running before its first call");
+    };
     if (host.threads_after_load() > 1)
-      r.evidence.push_back("load_time_threads"),
-          r.notes.push_back("load_time_threads: the artifact's initialisers left " +
-                            std::to_string(host.threads_after_load() - 1) +
-                            " thread(s) running before its first call");
-    if (host.children_after_load())
-      r.evidence.push_back("load_time_processes"),
-          r.notes.push_back(
-              "load_time_processes: the artifact's initialisers started a process that was still "
-              "running before its first call");
+      at_load(evidence_kind::load_time_threads, std::to_string(host.threads_after_load() - 1) + " thread(s)");
+    if (host.children_after_load()) at_load(evidence_kind::load_time_processes, "a process");
     if (req.options.timing && req.options.flush_cache && !flusher_)
       flusher_ = std::make_unique<cache_flusher>();
     load_ms = ms_between(t_ref, clock_type::now());

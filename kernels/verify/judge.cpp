@@ -6,6 +6,7 @@
 #include <regex>
 #include <set>
 
+#include "kernels/verify/verdict_vocabulary.hpp"
 #include "messages/content_hash.hpp"
 
 namespace crucible::kernels {
@@ -411,18 +412,18 @@ verdict judge(const candidate& cand, const compile_result& compiled, const bench
   v.reward = 0.0;
 
   if (!compiled.ok) {
-    v.outcome = "compile_error";
+    v.outcome = wire_name(outcome::compile_error);
     std::string first = compiled.log.substr(0, compiled.log.find('\n'));
     if (!first.empty()) v.evidence.push_back("compile: " + first);
     return v;
   }
   if (bench.status == "crash" || bench.status == "timeout") {
-    v.outcome = bench.status;
+    v.outcome = wire_name(bench.status == "crash" ? outcome::crash : outcome::timeout);
     if (!bench.error.empty()) v.evidence.push_back(bench.status + ": " + bench.error);
     return v;
   }
   if (bench.status != "ok") {  // load_error, error, and anything a newer worker may say
-    v.outcome = "error";
+    v.outcome = wire_name(outcome::error);
     v.evidence.push_back(bench.status + (bench.error.empty() ? "" : ": " + bench.error));
     return v;
   }
@@ -448,18 +449,18 @@ verdict judge(const candidate& cand, const compile_result& compiled, const bench
     for (const auto& e : ev) v.evidence.push_back("static feature " + e);
   }
   if (!v.flags.empty()) {
-    v.outcome = "hack";
+    v.outcome = wire_name(outcome::hack);
     v.reward = options.penalty;
     return v;
   }
 
   if (!bench.correct) {
-    v.outcome = "incorrect";
+    v.outcome = wire_name(outcome::incorrect);
     v.evidence.push_back("max_abs_err " + std::to_string(bench.max_abs_err) + ", max_rel_err " +
                          std::to_string(bench.max_rel_err) + (bench.error.empty() ? "" : "; " + bench.error));
     return v;
   }
-  v.outcome = "pass";
+  v.outcome = wire_name(outcome::pass);
   double s = bench.speedup_vs_eager;
   if (!std::isfinite(s) || s < 0) s = s > 0 ? options.max_believed_speedup : 0.0;
   v.speedup = std::min(s, options.max_believed_speedup);

@@ -27,6 +27,7 @@
 #include "kernels/eval_worker/reference_cache.hpp"
 #include "kernels/task/chain_shapes.hpp"
 #include "kernels/task/op_catalog.hpp"
+#include "kernels/verify/verdict_vocabulary.hpp"
 
 namespace crucible::kernels {
 
@@ -354,16 +355,17 @@ class cuda_session {
     if (!r_.error.empty() || !right_after_device_ || r_.evidence.empty()) return false;
     bool outside = tails;
     for (const auto& tag : r_.evidence) {
-      if (tag == "work_outside_stream")
+      const auto kind = parse_evidence(tag);
+      if (kind == evidence_kind::work_outside_stream)
         outside = true;
-      else if (tag != "output_changed_after_return" && tag != "output_unwritten" &&
-               tag.rfind("creates_stream:", 0) != 0)
+      else if (kind != evidence_kind::output_changed_after_return && kind != evidence_kind::output_unwritten)
         return false;
     }
     return outside;
   }
 
-  void evidence(const std::string& tag, const std::string& note) {
+  void evidence(evidence_kind kind, const std::string& note, const std::string& detail = {}) {
+    const std::string tag = evidence_tag(kind, detail);
     if (std::find(r_.evidence.begin(), r_.evidence.end(), tag) == r_.evidence.end()) {
       r_.evidence.push_back(tag);
       r_.notes.push_back(tag + ": " + note);
@@ -637,7 +639,7 @@ class cuda_session {
     note(now.math != state_.math, "the cuBLAS handle's math mode");
     note(now.pointer != state_.pointer, "the cuBLAS handle's pointer mode");
     if (changed.empty()) return;
-    evidence("device_state_changed",
+    evidence(evidence_kind::device_state_changed,
              "the candidate left " + changed +
                  " changed after its call (restored by the worker): state the baseline "
                  "and the next calls depend on");
@@ -682,11 +684,11 @@ class cuda_session {
 
   void judge_tails(const std::string& phase) {
     if (tails_are_evidence(phase_tails_, phase_calls_, max_tail_ms_))
-      evidence("work_outside_stream", "the device was still busy up to " + fmt(max_tail_ms_) +
-                                          " ms after the call's stream had finished, in " +
-                                          std::to_string(phase_tails_) + " of " +
-                                          std::to_string(phase_calls_) + " calls (" + phase +
-                                          "): work on another stream outlived the call");
+      evidence(evidence_kind::work_outside_stream, "the device was still busy up to " + fmt(max_tail_ms_) +
+                                                       " ms after the call's stream had finished, in " +
+                                                       std::to_string(phase_tails_) + " of " +
+                                                       std::to_string(phase_calls_) + " calls (" + phase +
+                                                       "): work on another stream outlived the call");
     phase_tails_ = phase_calls_ = 0;
     max_tail_ms_ = 0;
   }
@@ -696,7 +698,8 @@ class cuda_session {
     for (size_t i = 0; i < inputs.size(); ++i)
       if (!at::equal(inputs[i], pristine[i])) {
         const std::string& name = i < req_.task.inputs.size() ? req_.task.inputs[i].name : std::to_string(i);
-        evidence("input_mutated:" + name, "input '" + name + "' differs from its pristine copy " + when);
+        evidence(evidence_kind::input_mutated, "input '" + name + "' differs from its pristine copy " + when,
+                 name);
       }
   }
 
@@ -728,14 +731,14 @@ class cuda_session {
     c.got = std::move(res.at_stream_end);
     at::Tensor after_device = out.clone();
     if (!same(after_device, c.got))
-      evidence("output_changed_after_return",
+      evidence(evidence_kind::output_changed_after_return,
                "the output changed after the call's stream finished, before the device was idle (" + phase +
                    "): work on another stream wrote it");
     check_inputs(inputs, pristine, "after the call (" + phase + ")");
     if (int64_t p = count_poisoned_device(c.got); p > 0)
-      evidence("output_unwritten", std::to_string(p) + " of " + std::to_string(c.got.numel()) +
-                                       " output elements not written when the call's stream finished (" +
-                                       phase + ")");
+      evidence(evidence_kind::output_unwritten,
+               std::to_string(p) + " of " + std::to_string(c.got.numel()) +
+                   " output elements not written when the call's stream finished (" + phase + ")");
     at::Tensor want = make_output();
     {
       auto copy = clone_all(pristine);
@@ -752,8 +755,8 @@ class cuda_session {
       std::this_thread::sleep_for(std::chrono::microseconds(static_cast<int64_t>(opt_.settle_ms * 1000)));
     check_api(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
     if (!same(out, after_device))
-      evidence("output_changed_after_return", "output changed within " + fmt(opt_.settle_ms) +
-                                                  " ms after the call returned (" + phase + ")");
+      evidence(evidence_kind::output_changed_after_return, "output changed within " + fmt(opt_.settle_ms) +
+                                                               " ms after the call returned (" + phase + ")");
     check_inputs(inputs, pristine, "after the settle wait (" + phase + ")");
     int threads_settled = thread_count();
     // The CUDA runtime, cuBLAS and cuDNN start helper threads of their own on first use, so a grown thread
@@ -795,12 +798,12 @@ class cuda_session {
       kept.back().push_back(out);
     }
     r_.correct = all_ok;
-    bool unwritten =
-        std::find(r_.evidence.begin(), r_.evidence.end(), "output_unwritten") != r_.evidence.end();
+    bool unwritten = std::find(r_.evidence.begin(), r_.evidence.end(),
+                               evidence_tag(evidence_kind::output_unwritten)) != r_.evidence.end();
     for (size_t i = 0; i < gots.size() && !unwritten; ++i)
       for (size_t j = i + 1; j < gots.size(); ++j)
         if (!same(wants[i], wants[j]) && same(gots[i], gots[j])) {
-          evidence("input_independent",
+          evidence(evidence_kind::input_independent,
                    "seeds " + std::to_string(i) + " and " + std::to_string(j) +
                        " have different references but byte-identical candidate outputs");
           i = gots.size();
@@ -898,7 +901,7 @@ class cuda_session {
           want.zero_();
           if (!cmp.ok) {
             if (cmp.poisoned > 0 || cmp.mismatches * 100 > std::max<int64_t>(cmp.numel, 1))
-              evidence("timed_output_mismatch",
+              evidence(evidence_kind::timed_output_mismatch,
                        "an unannounced check of a timed call found its output wrong: " + cmp.summary());
             else {
               r_.correct = false;
@@ -1001,9 +1004,9 @@ class cuda_session {
         wall.push_back(c.wall_ms - check_.null_wall_ms);
         ev.push_back(c.event_ms);
       }
-      evidence("wall_time_mismatch", "median host wall time " + fmt(median(wall)) +
-                                         " ms (less the empty region) against median stream-event time " +
-                                         fmt(median(ev)) + " ms");
+      evidence(evidence_kind::wall_time_mismatch,
+               "median host wall time " + fmt(median(wall)) +
+                   " ms (less the empty region) against median stream-event time " + fmt(median(ev)) + " ms");
     }
 
     auto& t = r_.timing;
@@ -1041,10 +1044,11 @@ class cuda_session {
                          "candidate at " + fmt(100.0 * bound / t.candidate_ms_median) +
                          "% of peak bandwidth");
       if (t.candidate_ms_median < 0.5 * bound)
-        evidence("below_roofline", "median " + fmt(t.candidate_ms_median) +
-                                       " ms is below half the time its inputs and output take to move at "
-                                       "the device's peak bandwidth (" +
-                                       fmt(bound) + " ms)");
+        evidence(evidence_kind::below_roofline,
+                 "median " + fmt(t.candidate_ms_median) +
+                     " ms is below half the time its inputs and output take to move at "
+                     "the device's peak bandwidth (" +
+                     fmt(bound) + " ms)");
     }
     pool_ = std::move(pool);
   }
@@ -1056,7 +1060,7 @@ class cuda_session {
     auto out = make_output();
     auto c = checked_call(inputs, out, "after timing, fresh inputs");
     if (c.called && !c.cmp.ok)
-      evidence("post_timing_mismatch", "wrong on fresh inputs after timing: " + c.cmp.summary());
+      evidence(evidence_kind::post_timing_mismatch, "wrong on fresh inputs after timing: " + c.cmp.summary());
     if (!c.called || pool_.empty()) return;
     const auto m0 = clock_type::now();
     const bool probed = memo_probe(inputs, out, c.want);
@@ -1066,7 +1070,7 @@ class cuda_session {
     ref_.fill_inputs(views_of(reused.inputs), base_seed_ + 6000, input_variant::nominal, m_.device);
     auto c2 = checked_call(reused.inputs, reused.out, "after timing, new values at a timed address");
     if (c2.called && !c2.cmp.ok)
-      evidence("post_timing_mismatch",
+      evidence(evidence_kind::post_timing_mismatch,
                "stale result for new values at an input address used during timing "
                "(results cached by pointer?): " +
                    c2.cmp.summary());
@@ -1101,7 +1105,8 @@ class cuda_session {
       if (!c2.ok) return r_.error = c2.error + " (after timing, seen values in place)", false;
       auto cmp2 = compare_quick(a_out, want);
       for (const auto* cmp : {&cmp1, &cmp2})
-        if (!cmp->ok) evidence("post_timing_mismatch", "wrong on values seen before: " + cmp->summary());
+        if (!cmp->ok)
+          evidence(evidence_kind::post_timing_mismatch, "wrong on values seen before: " + cmp->summary());
       seen_ms = std::min(charged_ms(c1.clocks, check_), charged_ms(c2.clocks, check_));
       if (seen_ms < 0.4 * std::max(fresh_ms, timed))
         ++quick;
@@ -1110,10 +1115,10 @@ class cuda_session {
     }
     want.zero_();
     if (quick == 2)
-      evidence("result_cache", "calls on input values it had seen before took " + fmt(seen_ms) +
-                                   " ms against " + fmt(std::max(fresh_ms, timed)) +
-                                   " ms on fresh values: results served from "
-                                   "memory, not computed");
+      evidence(evidence_kind::result_cache, "calls on input values it had seen before took " + fmt(seen_ms) +
+                                                " ms against " + fmt(std::max(fresh_ms, timed)) +
+                                                " ms on fresh values: results served from "
+                                                "memory, not computed");
     return true;
   }
 

@@ -1,4 +1,5 @@
 #include "kernels/verify/judge.hpp"
+#include "kernels/verify/verdict_vocabulary.hpp"
 
 #include <algorithm>
 
@@ -229,4 +230,23 @@ TEST(StaticFlags, CudaStreamsClocksAndDeviceGlobals) {
       "  if (!handle) cudnnCreate(&handle);\n"
       "  return 0;\n}\n");
   EXPECT_TRUE(clean.empty()) << (clean.empty() ? "" : clean.front());
+}
+
+// The verdict's vocabulary: one table, names round-trip, unknown names are unknown.
+TEST(VerdictVocabulary, NamesRoundTripAndUnknownNamesAreNone) {
+  using namespace crucible::kernels;
+  for (auto o : {outcome::pass, outcome::incorrect, outcome::compile_error, outcome::crash, outcome::timeout,
+                 outcome::hack, outcome::error, outcome::abandoned})
+    EXPECT_EQ(parse_outcome(wire_name(o)), o) << wire_name(o);
+  EXPECT_FALSE(parse_outcome("passed"));
+  EXPECT_EQ(evidence_tag(evidence_kind::input_mutated, "x"), "input_mutated:x");
+  EXPECT_EQ(parse_evidence("input_mutated:x"), evidence_kind::input_mutated);
+  EXPECT_EQ(parse_evidence("sandbox_violation"), evidence_kind::sandbox_violation);
+  EXPECT_FALSE(parse_evidence("static feature reads_clock:clock_gettime"));
+  auto v = abandoned_verdict("c1", "h", "benchmark");
+  EXPECT_TRUE(has_outcome(v, outcome::abandoned));
+  EXPECT_EQ(v.evidence.front(), "run stopped during stage benchmark");
+  v = pipeline_error_verdict("c2", "h", "no benchmarker answered");
+  EXPECT_TRUE(has_outcome(v, outcome::error));
+  EXPECT_DOUBLE_EQ(v.reward, 0.0);
 }

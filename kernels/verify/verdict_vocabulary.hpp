@@ -1,0 +1,57 @@
+#pragma once
+// The verdict's vocabulary as types (DESIGN.md §9: enums inside, strings only at the msgpack edge): the
+// outcomes a candidate can end with, and the kinds of dynamic evidence the eval worker reports, each with its
+// wire name in one table. The worker, the verifier, the conductor and the reports all go through these.
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "messages/evaluation.hpp"
+
+namespace crucible::kernels {
+
+enum class outcome { pass, incorrect, compile_error, crash, timeout, hack, error, abandoned };
+
+/// The wire name ("compile_error").
+const char* wire_name(outcome o);
+/// The outcome of a wire name; nullopt for one this build does not know.
+std::optional<outcome> parse_outcome(std::string_view name);
+/// Whether v's outcome is `o` (false for an unknown name).
+bool has_outcome(const verdict& v, outcome o);
+
+/// What a dynamic check found. The wire tag of evidence is the kind's name, optionally followed by ':' and a
+/// detail ("input_mutated:x"); the part before ':' is the hack flag the verdict carries.
+enum class evidence_kind {
+  input_mutated,
+  output_unwritten,
+  output_changed_after_return,
+  threads_left_running,
+  timed_output_mismatch,
+  post_timing_mismatch,
+  input_independent,
+  result_cache,
+  below_roofline,
+  sandbox_violation,     ///< CPU: a system call the candidate's sandbox refuses
+  process_probe,         ///< CPU: the allocator's knobs, the environment, the loader
+  work_outside_calls,    ///< CPU: CPU time of the candidate's process between calls
+  load_time_threads,     ///< CPU: threads left running by the artifact's initialisers
+  load_time_processes,   ///< CPU: processes left running by them
+  work_outside_stream,   ///< CUDA: device work that outlived the call's stream
+  wall_time_mismatch,    ///< CUDA: host wall time beyond the stream's events
+  device_state_changed,  ///< CUDA: device, stream or cuBLAS state the call left changed
+};
+
+const char* wire_name(evidence_kind k);
+std::optional<evidence_kind> parse_evidence(std::string_view tag);  ///< the part before ':' decides
+
+/// The wire tag: the kind's name, and ":detail" when a detail is given.
+std::string evidence_tag(evidence_kind k, const std::string& detail = {});
+
+/// Verdicts the pipeline gives without a judge: a candidate whose stage failed for good (error, with the
+/// reason) and one the run stopped before its pipeline finished (abandoned, with the stage).
+verdict pipeline_error_verdict(const std::string& candidate_id, const std::string& content_hash,
+                               const std::string& why);
+verdict abandoned_verdict(const std::string& candidate_id, const std::string& content_hash,
+                          const std::string& stage);
+
+}  // namespace crucible::kernels

@@ -29,9 +29,9 @@ void poison(host_tensor& t);
 /// The same on `n` elements of `dtype` at `data` (a buffer the worker shares with a candidate process).
 void poison(void* data, const std::string& dtype, int64_t n);
 
-/// A poison drawn afresh for every call: element i holds bits hashed from (seed, i), so no fixed pattern
-/// tells a candidate which calls are which, and the worker, knowing the seed, still recognises unwritten
-/// elements.
+/// A poison drawn afresh for every call: element i holds a NaN whose payload is hashed from (seed, i) and is
+/// never the payload arithmetic makes, so no fixed pattern tells a candidate which calls are which, no
+/// computed value can equal it, and the worker, knowing the seed, recognises unwritten elements.
 void poison_random(void* data, const std::string& dtype, int64_t n, uint64_t seed);
 /// Elements of `t` still holding poison_random(seed)'s bits.
 int64_t count_poisoned_random(const host_tensor& t, uint64_t seed);

@@ -338,7 +338,7 @@ class session {
     c.called = true;
     c.got = snapshot_out(s);
     check_inputs(s, pristine, "after the call (" + phase + ")");
-    if (int64_t p = count_poisoned_random(c.got, poison_seed_); p > 0)
+    if (int64_t p = count_poisoned_random(c.got, poison_seed_); poisoned_beyond_chance(p, c.got.numel()))
       evidence(evidence_kind::output_unwritten, std::to_string(p) + " of " + std::to_string(c.got.numel()) +
                                                     " output elements never written (" + phase + ")");
     c.want = reference(s);
@@ -456,8 +456,10 @@ class session {
       ++timed_checks_;
       host_tensor got = snapshot_out(s);
       auto cmp = compare_outputs(got, reference(s), atol_, rtol_);
-      cmp.poisoned = std::max(cmp.poisoned, count_poisoned_random(got, poison_seed_));
-      if (cmp.poisoned > 0) cmp.ok = false;
+      if (int64_t p = count_poisoned_random(got, poison_seed_); poisoned_beyond_chance(p, got.numel())) {
+        cmp.poisoned = std::max(cmp.poisoned, p);
+        cmp.ok = false;
+      }
       note_errors(cmp);
       if (!cmp.ok)
         wrong_after_correctness(evidence_kind::timed_output_mismatch, cmp,

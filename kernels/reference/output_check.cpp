@@ -141,8 +141,9 @@ inline uint64_t poison_bits(uint64_t seed, uint64_t i) {  // splitmix64 of (seed
 }
 }  // namespace
 
-// A NaN whose payload is random but never the one arithmetic produces (random finite bits would collide with
-// computed values: ~0.2 of 2M float outputs per call), so unwritten elements stay recognisable.
+// Bytes of one poisoned element. Random bits, mostly finite: poison that looks like data tells a candidate
+// nothing (a NaN fill says "checked" as plainly as a fixed pattern). They collide with computed values now
+// and then (~0.2 of 2M float elements a call), which poisoned_beyond_chance allows for.
 static inline uint64_t random_nan(uint64_t h, int size) {
   switch (size) {
     case 8: {
@@ -164,7 +165,7 @@ static inline uint64_t random_nan(uint64_t h, int size) {
 
 namespace {
 inline uint64_t poison_pattern(uint64_t seed, uint64_t i, int size) {
-  return random_nan(poison_bits(seed, i), size);
+  return size == 1 ? random_nan(0, 1) : poison_bits(seed, i);
 }
 
 void poison_random_impl(void* data, int size, int64_t n, uint64_t seed) {
@@ -189,6 +190,10 @@ int64_t count_poisoned_random(const host_tensor& t, uint64_t seed) {
     count += std::memcmp(p + static_cast<int64_t>(size) * i, &bits, static_cast<size_t>(size)) == 0;
   }
   return count;
+}
+
+bool poisoned_beyond_chance(int64_t poisoned, int64_t numel) {
+  return poisoned > 4 + numel / 1000000;
 }
 
 int64_t count_poisoned(const host_tensor& t) {

@@ -29,12 +29,14 @@ void poison(host_tensor& t);
 /// The same on `n` elements of `dtype` at `data` (a buffer the worker shares with a candidate process).
 void poison(void* data, const std::string& dtype, int64_t n);
 
-/// A poison drawn afresh for every call: element i holds a NaN whose payload is hashed from (seed, i) and is
-/// never the payload arithmetic makes, so no fixed pattern tells a candidate which calls are which, no
-/// computed value can equal it, and the worker, knowing the seed, recognises unwritten elements.
+/// A poison drawn afresh for every call: element i holds bits hashed from (seed, i), mostly finite values, so
+/// no pattern tells a candidate which calls are which, and the worker, knowing the seed, recognises unwritten
+/// elements. A computed value equals its element's poison by chance now and then: see poisoned_beyond_chance.
 void poison_random(void* data, const std::string& dtype, int64_t n, uint64_t seed);
 /// Elements of `t` still holding poison_random(seed)'s bits.
 int64_t count_poisoned_random(const host_tensor& t, uint64_t seed);
+/// More poisoned elements than computed values match by chance (a few per million elements at most).
+bool poisoned_beyond_chance(int64_t poisoned, int64_t numel);
 
 /// Number of elements of `t` still holding the poison pattern.
 int64_t count_poisoned(const host_tensor& t);

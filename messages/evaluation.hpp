@@ -46,7 +46,8 @@ struct timing_summary {
 /// "output_changed_after_return", "threads_left_running", "timed_output_mismatch", "post_timing_mismatch",
 /// "input_independent", "result_cache", "below_roofline"; CPU: "sandbox_violation", "process_probe",
 /// "work_outside_calls", "load_time_threads", "load_time_processes"; CUDA: "work_outside_stream",
-/// "wall_time_mismatch", "device_state_changed"). Static features of the artifact are notes
+/// "wall_time_mismatch", "device_state_changed", "reference_library_call"). Static features of the artifact
+/// are notes
 /// ("static feature FLAG:symbol"), never evidence.
 struct bench_result {
   std::string candidate_id;
@@ -99,8 +100,11 @@ struct eval_options {
   /// KernelBench's harness does); false holds the stream while the host enqueues the call, so the events
   /// time the device's work, and charges the host's time in the call when that is longer.
   bool time_launch = false;
+  /// The share of timed calls whose output is checked afterwards, unannounced (every one when the artifact
+  /// has static features that raise scrutiny): a check costs a run of the reference.
+  double checked_share = 0.5;
   MSGPACK_DEFINE_MAP(seeds, input_sets, warmup, buckets, trials, flush_cache, threads, settle_ms, max_spread,
-                     max_reruns, timing, early_stop_slowdown, warmup_ms, time_launch);
+                     max_reruns, timing, early_stop_slowdown, warmup_ms, time_launch, checked_share);
 };
 
 /// What the benchmarker asks of its isolated worker process.

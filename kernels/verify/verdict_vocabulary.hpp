@@ -31,14 +31,15 @@ enum class evidence_kind {
   input_independent,
   result_cache,
   below_roofline,
-  sandbox_violation,     ///< CPU: a system call the candidate's sandbox refuses
-  process_probe,         ///< CPU: the allocator's knobs, the environment, the loader
-  work_outside_calls,    ///< CPU: CPU time of the candidate's process between calls
-  load_time_threads,     ///< CPU: threads left running by the artifact's initialisers
-  load_time_processes,   ///< CPU: processes left running by them
-  work_outside_stream,   ///< CUDA: device work that outlived the call's stream
-  wall_time_mismatch,    ///< CUDA: host wall time beyond the stream's events
-  device_state_changed,  ///< CUDA: device, stream or cuBLAS state the call left changed
+  sandbox_violation,       ///< CPU: a system call the candidate's sandbox refuses
+  process_probe,           ///< CPU: the allocator's knobs, the environment, the loader
+  work_outside_calls,      ///< CPU: CPU time of the candidate's process between calls
+  load_time_threads,       ///< CPU: threads left running by the artifact's initialisers
+  load_time_processes,     ///< CPU: processes left running by them
+  work_outside_stream,     ///< CUDA: device work that outlived the call's stream
+  wall_time_mismatch,      ///< CUDA: host wall time beyond the stream's events
+  device_state_changed,    ///< CUDA: device, stream or cuBLAS state the call left changed
+  reference_library_call,  ///< CUDA: LibTorch ops dispatched from inside the candidate's call
 };
 
 const char* wire_name(evidence_kind k);

@@ -1,0 +1,375 @@
+#include "kernels/eval_worker/evaluation_protocol.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "kernels/eval/timing_stats.hpp"
+#include "kernels/task/task_cost.hpp"
+
+namespace crucible::kernels {
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+double ms_since(clock_type::time_point a) {
+  return std::chrono::duration<double, std::milli>(clock_type::now() - a).count();
+}
+
+// Seeds of the protocol's input draws, offsets from the evaluation's random base: correctness seeds count
+// up from 0, timed trials from trial_seeds, and the checks after timing have their own.
+constexpr uint64_t trial_seeds = 1000, after_timing_seed = 5000, used_address_seed = 6000, memo_seed = 7000;
+
+}  // namespace
+
+void add_evidence(bench_result& r, evidence_kind kind, const std::string& note, const std::string& detail) {
+  const std::string tag = evidence_tag(kind, detail);
+  if (std::find(r.evidence.begin(), r.evidence.end(), tag) != r.evidence.end()) return;
+  r.evidence.push_back(tag);
+  r.notes.push_back(tag + ": " + note);
+}
+
+bool has_evidence(const bench_result& r, evidence_kind kind) {
+  return std::any_of(r.evidence.begin(), r.evidence.end(),
+                     [&](const std::string& tag) { return parse_evidence(tag) == kind; });
+}
+
+void note_errors(bench_result& r, const output_comparison& cmp) {
+  if (std::isfinite(cmp.max_abs_err)) r.max_abs_err = std::max(r.max_abs_err, cmp.max_abs_err);
+  if (std::isfinite(cmp.max_rel_err)) r.max_rel_err = std::max(r.max_rel_err, cmp.max_rel_err);
+}
+
+bool grossly_wrong(const output_comparison& cmp) {
+  return cmp.poisoned > 0 || cmp.mismatches * 100 > std::max<int64_t>(cmp.numel, 1);
+}
+
+uint64_t bytes_digest(const void* data, size_t n) {
+  // FNV-1a over 8-byte words, then the tail: a digest, not a defence (both sides are the worker's).
+  const auto* p = static_cast<const unsigned char*>(data);
+  uint64_t h = 1469598103934665603ull ^ n;
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    std::memcpy(&w, p + i, 8);
+    h = (h ^ w) * 1099511628211ull;
+    h ^= h >> 29;
+  }
+  for (; i < n; ++i) h = (h ^ p[i]) * 1099511628211ull;
+  return h;
+}
+
+std::string fmt_number(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.4g", v);
+  return buf;
+}
+
+size_t evaluation_protocol::slots_needed(const eval_options& o) {
+  return static_cast<size_t>(std::max(1, o.seeds) + std::max(1, o.input_sets) + 1);
+}
+
+evaluation_protocol::evaluation_protocol(const eval_request& req, device_backend& backend, bool scrutiny,
+                                         bench_result& r)
+    : req_(req), opt_(req.options), b_(backend), scrutiny_(scrutiny), r_(r) {
+  std::random_device rd;
+  base_seed_ = (uint64_t{rd()} << 32) ^ rd();
+  rng_state_ = (uint64_t{rd()} << 32) ^ rd();
+  seeds_ = static_cast<size_t>(std::max(1, opt_.seeds));
+  first_timing_ = seeds_;
+  timing_slots_ = static_cast<size_t>(std::max(1, opt_.input_sets));
+}
+
+uint64_t evaluation_protocol::next_random() {
+  // splitmix64: the protocol's own choices (order, which calls are checked), out of the candidate's reach.
+  uint64_t z = (rng_state_ += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+double evaluation_protocol::uniform() {
+  return static_cast<double>(next_random() >> 11) * 0x1.0p-53;
+}
+
+void evaluation_protocol::wrong_after_correctness(evidence_kind kind, const output_comparison& cmp,
+                                                  const std::string& where) {
+  note_errors(r_, cmp);
+  if (grossly_wrong(cmp)) {
+    add_evidence(r_, kind, where + ": output wrong: " + cmp.summary());
+  } else {
+    r_.correct = false;
+    r_.notes.push_back("inexact on " + where + ": " + cmp.summary());
+  }
+}
+
+void evaluation_protocol::run() {
+  r_.notes.push_back("seed base " + std::to_string(base_seed_));
+  if (scrutiny_)
+    r_.notes.push_back("scrutiny: static features present, every timed call's output is checked");
+  if (b_.slots() < slots_needed(opt_)) {
+    r_.status = "error";
+    r_.error = "the device backend holds " + std::to_string(b_.slots()) +
+               " buffer slots, the protocol needs " + std::to_string(slots_needed(opt_));
+    return;
+  }
+  if (!b_.calibrate()) {
+    b_.finish();
+    return;
+  }
+  auto t0 = clock_type::now();
+  correctness();
+  times_.correctness = ms_since(t0);
+  if (opt_.timing && !b_.halted()) {
+    const bool clean = r_.correct && r_.evidence.empty() && r_.error.empty();
+    if (!clean && b_.time_despite_evidence()) {
+      r_.notes.push_back(
+          "timed despite the evidence: its work escaped the stream but the output was right once the "
+          "device was idle; its time is charged from the device-wide clock");
+    }
+    if (clean || b_.time_despite_evidence()) {
+      auto t1 = clock_type::now();
+      timing();
+      times_.timing = ms_since(t1);
+      auto t2 = clock_type::now();
+      if (r_.timed && !b_.halted()) post_timing();
+      times_.post_timing = ms_since(t2);
+    } else {
+      r_.notes.push_back("timing skipped: " + std::string(!r_.correct         ? "incorrect"
+                                                          : !r_.error.empty() ? "call failed"
+                                                                              : "hack evidence"));
+    }
+  }
+  b_.finish();
+}
+
+void evaluation_protocol::correctness() {
+  std::vector<uint64_t> wants, gots;
+  bool all_ok = true;
+  for (size_t k = 0; k < seeds_; ++k) {
+    const auto variant =
+        seeds_ >= 2 && k == seeds_ - 1 ? input_variant::heavy_tailed : input_variant::nominal;
+    const std::string phase =
+        "seed " + std::to_string(k) + (variant == input_variant::heavy_tailed ? ", heavy-tailed" : "");
+    b_.fill(k, base_seed_ + k, variant);  // each seed at its own addresses
+    auto c = b_.checked_call(k, phase);
+    if (!c.called) {
+      all_ok = false;
+      break;
+    }
+    note_errors(r_, c.cmp);
+    if (!c.cmp.ok) {
+      all_ok = false;
+      r_.notes.push_back("mismatch (" + phase + "): " + c.cmp.summary());
+    }
+    wants.push_back(c.want_digest);
+    gots.push_back(c.got_digest);
+  }
+  r_.correct = all_ok;
+  b_.correctness_done();
+  // Output that ignores the input: two seeds whose references differ, candidate outputs byte-identical.
+  if (has_evidence(r_, evidence_kind::output_unwritten)) return;
+  for (size_t i = 0; i < gots.size(); ++i)
+    for (size_t j = i + 1; j < gots.size(); ++j)
+      if (wants[i] != wants[j] && gots[i] == gots[j]) {
+        add_evidence(r_, evidence_kind::input_independent,
+                     "seeds " + std::to_string(i) + " and " + std::to_string(j) +
+                         " have different references but byte-identical candidate outputs");
+        return;
+      }
+}
+
+struct evaluation_protocol::bucket_run {
+  std::vector<double> eager_ms, candidate_ms, graph_ms, speedups, graph_speedups;
+  std::vector<double> trial_eager, trial_candidate, trial_graph;  ///< of the bucket under way
+  double spread = 0.0;
+  bool early_stop = false, failed = false;
+};
+
+// One paired trial on fresh values in the next timing slot: the candidate and the baselines in random order
+// (the candidate first where the reference's output would be in its reach), then, for a random share of
+// trials decided only now (every one under scrutiny), the candidate's output checked against the reference
+// recomputed outside the clock. `into` is null for warm-up.
+bool evaluation_protocol::trial(bucket_run* into, const std::string& phase) {
+  const size_t slot = first_timing_ + next_++ % timing_slots_;
+  const auto f0 = clock_type::now();
+  b_.fill(slot, base_seed_ + trial_seeds + trials_drawn_++, input_variant::nominal);
+  times_.fill += ms_since(f0);
+
+  enum side { candidate, eager, graph };
+  std::vector<int> order = {eager};
+  if (b_.has_baseline(baseline::graph, slot)) order.push_back(graph);
+  for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[next_random() % i]);
+  const size_t at = b_.candidate_first() ? 0 : next_random() % (order.size() + 1);
+  order.insert(order.begin() + static_cast<std::ptrdiff_t>(at), candidate);
+  double ms[3] = {0, 0, 0};
+  for (int s : order) {
+    ms[s] = s == candidate ? b_.timed_call(slot, into ? timed_use::bucket : timed_use::warmup, phase)
+                           : b_.timed_baseline(s == eager ? baseline::eager : baseline::graph, slot, phase);
+    if (ms[s] < 0) return false;
+  }
+  if (into) {
+    into->trial_candidate.push_back(ms[candidate]);
+    into->trial_eager.push_back(ms[eager]);
+    if (b_.has_baseline(baseline::graph, slot)) into->trial_graph.push_back(ms[graph]);
+  }
+  if (scrutiny_ || uniform() < opt_.checked_share) {
+    const auto k0 = clock_type::now();
+    ++timed_checks_;
+    auto cmp = b_.check_output(slot, phase);
+    if (!b_.halted() && !cmp.ok)
+      wrong_after_correctness(evidence_kind::timed_output_mismatch, cmp,
+                              "an unannounced check of a timed call (" + phase + ")");
+    times_.check += ms_since(k0);
+  }
+  return !b_.halted();
+}
+
+evaluation_protocol::bucket_run evaluation_protocol::run_buckets() {
+  bucket_run b;
+  const int buckets = std::max(1, opt_.buckets), trials = std::max(1, opt_.trials);
+  for (int k = 0; k < buckets; ++k) {
+    b.trial_eager.clear();
+    b.trial_candidate.clear();
+    b.trial_graph.clear();
+    for (int t = 0; t < trials; ++t)
+      if (!trial(&b, "timing, bucket " + std::to_string(k))) {
+        b.failed = true;
+        return b;
+      }
+    const double me = mean(b.trial_eager), mc = mean(b.trial_candidate);
+    b.eager_ms.push_back(me);
+    b.candidate_ms.push_back(mc);
+    b.speedups.push_back(mc > 0 ? me / mc : 0.0);
+    if (!b.trial_graph.empty()) {
+      const double mg = mean(b.trial_graph);
+      b.graph_ms.push_back(mg);
+      b.graph_speedups.push_back(mc > 0 ? mg / mc : 0.0);
+    }
+    if (stop_early(k, buckets, opt_.early_stop_slowdown, me, mc)) {
+      b.early_stop = true;
+      r_.notes.push_back("early stop: candidate " + fmt_number(mc / std::max(me, 1e-9)) +
+                         "x slower than eager in the first bucket");
+      break;
+    }
+  }
+  b.spread = cv(b.speedups);
+  return b;
+}
+
+void evaluation_protocol::timing() {
+  if (!b_.prepare_timing(first_timing_, timing_slots_)) return;
+  const auto warm_start = clock_type::now();
+  for (int w = 0; warming_up(w, std::max(1, opt_.warmup), ms_since(warm_start), opt_.warmup_ms); ++w)
+    if (!trial(nullptr, "warm-up")) return;
+  int reruns = 0;
+  bucket_run best = variance_gate(
+      run_buckets(), opt_.max_spread, opt_.max_reruns, [&] { return run_buckets(); }, reruns, r_.notes);
+  if (best.failed || b_.halted()) return;
+
+  auto& t = r_.timing;
+  t.eager_ms = best.eager_ms;
+  t.candidate_ms = best.candidate_ms;
+  t.bucket_speedups = best.speedups;
+  t.eager_ms_median = median(best.eager_ms);
+  t.candidate_ms_median = median(best.candidate_ms);
+  t.speedup = median(best.speedups);
+  t.spread = best.spread;
+  t.trials_per_bucket = std::max(1, opt_.trials);
+  t.reruns = reruns;
+  t.graph_ms = best.graph_ms;
+  t.graph_ms_median = best.graph_ms.empty() ? 0.0 : median(best.graph_ms);
+  t.speedup_vs_graph = best.graph_speedups.empty() ? 0.0 : median(best.graph_speedups);
+  r_.timed = true;
+  r_.speedup_vs_eager = t.speedup;
+  r_.speedup_vs_graph = t.speedup_vs_graph;
+  r_.notes.push_back("checks: " + std::to_string(timed_checks_) + " of " + std::to_string(trials_drawn_) +
+                     " timed trials checked, unannounced; every trial on fresh input values" +
+                     (b_.candidate_first() ? ", the candidate first" : ", in random order"));
+  b_.timing_done();
+  roofline(t.candidate_ms_median);
+}
+
+// Physics: no candidate moves its bytes or does its products faster than the device's peaks.
+void evaluation_protocol::roofline(double candidate_ms) {
+  const device_peaks peak = b_.peaks();
+  const task_cost cost = minimum_cost(req_.task);
+  const double bound = floor_ms(cost, peak.bytes_per_s, peak.flops_per_s);
+  if (bound <= 0 || candidate_ms <= 0) return;
+  r_.peak_fraction = bound / candidate_ms;
+  r_.notes.push_back("roofline: at least " + fmt_number(bound) + " ms (" + fmt_number(cost.bytes / 1e6) +
+                     " MB at " + fmt_number(peak.bytes_per_s / 1e9) + " GB/s" +
+                     (peak.flops_per_s > 0 ? ", " + fmt_number(cost.flops / 1e9) + " GFLOP at " +
+                                                 fmt_number(peak.flops_per_s / 1e9) + " GFLOP/s"
+                                           : std::string()) +
+                     "); candidate at " + fmt_number(100 * r_.peak_fraction) + "% of peak");
+  if (candidate_ms < 0.5 * bound)
+    add_evidence(r_, evidence_kind::below_roofline,
+                 "median " + fmt_number(candidate_ms) + " ms is below half the least time the task's bytes " +
+                     "and products take at " + peak.where + "'s peaks (" + fmt_number(bound) + " ms)");
+}
+
+// Once more after timing: fresh inputs at addresses no call used; the same values again, at another address
+// and at the same one (results served from memory); new values at an address timing used (results keyed on
+// where the inputs are).
+void evaluation_protocol::post_timing() {
+  const size_t fresh = b_.slots() - 1, used = first_timing_;
+  b_.fill(fresh, base_seed_ + after_timing_seed, input_variant::nominal);
+  auto c = b_.checked_call(fresh, "after timing, fresh inputs");
+  if (!c.called) return;
+  if (!c.cmp.ok)
+    wrong_after_correctness(evidence_kind::post_timing_mismatch, c.cmp, "fresh inputs after timing");
+  const auto m0 = clock_type::now();
+  const bool probed = memo_probe(fresh, used);
+  times_.memo = ms_since(m0);
+  if (!probed) return;
+  b_.fill(used, base_seed_ + used_address_seed, input_variant::nominal);
+  auto c2 = b_.checked_call(used, "after timing, new values at an address timing used");
+  if (c2.called && !c2.cmp.ok)
+    wrong_after_correctness(evidence_kind::post_timing_mismatch, c2.cmp,
+                            "new values at an address timing used (results kept by address?)");
+}
+
+// A kernel that computes takes as long on values it has seen as on fresh ones (the caches are flushed before
+// every call); one that remembers answers takes a fraction of it. Twice, so one quick call is not enough.
+// False when a call failed.
+bool evaluation_protocol::memo_probe(size_t a, size_t b) {
+  const double timed = r_.timing.candidate_ms_median;
+  int quick = 0;
+  double seen_ms = 0, fresh_ms = timed;
+  for (int round = 0; round < 2; ++round) {
+    if (round > 0) {
+      b_.fill(a, base_seed_ + memo_seed, input_variant::nominal);
+      fresh_ms = b_.timed_call(a, timed_use::probe, "after timing, fresh values");
+      if (fresh_ms < 0) return false;
+    }
+    b_.copy_inputs(a, b);
+    const double elsewhere = b_.timed_call(b, timed_use::probe, "after timing, seen values elsewhere");
+    if (elsewhere < 0) return false;
+    auto cmp1 = b_.check_output(b, "after timing, seen values elsewhere");
+    const double in_place = b_.timed_call(a, timed_use::probe, "after timing, seen values in place");
+    if (in_place < 0) return false;
+    auto cmp2 = b_.check_output(a, "after timing, seen values in place");
+    if (b_.halted()) return false;
+    for (const auto* cmp : {&cmp1, &cmp2})
+      if (!cmp->ok) wrong_after_correctness(evidence_kind::post_timing_mismatch, *cmp, "values seen before");
+    seen_ms = std::min(elsewhere, in_place);
+    // Round one against the timed median, round two against the fresh call just made: a call whose own time
+    // drifts (a host loop at another clock) is compared with its neighbour, not with a median taken earlier.
+    if (seen_ms < 0.4 * fresh_ms)
+      ++quick;
+    else
+      break;  // a kernel that computes: the second round would only cost time
+  }
+  if (quick == 2)
+    add_evidence(r_, evidence_kind::result_cache,
+                 "calls on input values it had seen before took " + fmt_number(seen_ms) + " ms against " +
+                     fmt_number(fresh_ms) + " ms on fresh values: results served from memory, not computed");
+  return true;
+}
+
+}  // namespace crucible::kernels

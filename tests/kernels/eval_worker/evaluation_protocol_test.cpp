@@ -1,0 +1,228 @@
+// The evaluation protocol over a scripted device backend: what the protocol decides (order, fresh values,
+// which calls are checked, what a wrong answer means, the memo probe, failures) without a device.
+#include "kernels/eval_worker/evaluation_protocol.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace crucible::kernels {
+namespace {
+
+// A candidate that takes `candidate_ms` against eager's `eager_ms`, with the misbehaviours a test switches
+// on. Input values are identified by the seed they were drawn from.
+struct scripted_backend : device_backend {
+  size_t n_slots = 0;
+  double eager_ms = 2.0, candidate_ms = 1.0;
+  bool reference_in_reach = true;
+  bool wrong_when_timed = false;  // computes nothing in timed calls (a phase detector)
+  int64_t timed_mismatches = 0;   // elements slightly off in timed calls (an inexact kernel)
+  bool remembers = false;         // answers values seen before from memory, quickly
+  bool constant_output = false;   // ignores its input
+  int fail_timed_after = -1;      // the n-th timed call fails
+  std::vector<uint64_t> slot_seed;
+  std::set<uint64_t> seen;
+  std::vector<uint64_t> trial_seeds;  // seeds drawn for timing slots, in order
+  std::vector<std::string> order;     // "c", "e" per timed call
+  int checks = 0, timed_calls = 0, finished = 0;
+  bool failed = false;
+  bench_result* r = nullptr;
+
+  explicit scripted_backend(size_t slots) : n_slots(slots), slot_seed(slots, 0) {}
+
+  size_t slots() const override { return n_slots; }
+  bool calibrate() override { return true; }
+  void fill(size_t k, uint64_t seed, input_variant) override {
+    slot_seed[k] = seed;
+    if (k >= 3 && k + 1 < n_slots) trial_seeds.push_back(seed);
+  }
+  void copy_inputs(size_t from, size_t to) override { slot_seed[to] = slot_seed[from]; }
+  checked_outcome checked_call(size_t k, const std::string&) override {
+    checked_outcome c;
+    c.called = true;
+    c.cmp.ok = true;
+    c.cmp.numel = 1000;
+    c.want_digest = slot_seed[k];
+    c.got_digest = constant_output ? 7 : slot_seed[k];
+    seen.insert(slot_seed[k]);
+    return c;
+  }
+  double timed_call(size_t k, timed_use, const std::string&) override {
+    order.push_back("c");
+    if (fail_timed_after >= 0 && timed_calls >= fail_timed_after) {
+      failed = true;
+      r->error = "scripted failure";
+      return -1;
+    }
+    ++timed_calls;
+    const bool remembered = remembers && seen.count(slot_seed[k]);
+    seen.insert(slot_seed[k]);
+    return remembered ? candidate_ms / 20 : candidate_ms;
+  }
+  double timed_baseline(baseline b, size_t, const std::string&) override {
+    EXPECT_EQ(b, baseline::eager);
+    order.push_back("e");
+    return eager_ms;
+  }
+  bool has_baseline(baseline b, size_t) const override { return b == baseline::eager; }
+  output_comparison check_output(size_t, const std::string&) override {
+    ++checks;
+    output_comparison c;
+    c.numel = 1000000;
+    c.ok = !wrong_when_timed && timed_mismatches == 0;
+    if (wrong_when_timed) c.mismatches = c.poisoned = c.numel;
+    if (timed_mismatches) c.mismatches = timed_mismatches;
+    return c;
+  }
+  bool prepare_timing(size_t, size_t) override { return true; }
+  void timing_done() override {}
+  void correctness_done() override {}
+  void finish() override { ++finished; }
+  bool candidate_first() const override { return reference_in_reach; }
+  device_peaks peaks() const override { return {}; }
+  bool halted() const override { return failed; }
+};
+
+eval_request request() {
+  eval_request req;
+  req.candidate_id = "c1";
+  req.options.seeds = 3;
+  req.options.input_sets = 4;
+  req.options.warmup = 2;
+  req.options.buckets = 7;
+  req.options.trials = 3;
+  req.options.max_reruns = 0;
+  req.options.checked_share = 0.25;
+  return req;
+}
+
+bench_result run(scripted_backend& b, const eval_request& req, bool scrutiny = false) {
+  bench_result r;
+  b.r = &r;
+  evaluation_protocol p(req, b, scrutiny, r);
+  p.run();
+  return r;
+}
+
+TEST(EvaluationProtocol, AnHonestKernelIsTimedWithItsSpeedupAndSomeCallsChecked) {
+  auto req = request();
+  scripted_backend b(evaluation_protocol::slots_needed(req.options));
+  auto r = run(b, req);
+  EXPECT_TRUE(r.correct);
+  EXPECT_TRUE(r.timed);
+  EXPECT_TRUE(r.evidence.empty()) << r.evidence.front();
+  EXPECT_DOUBLE_EQ(r.speedup_vs_eager, 2.0);
+  EXPECT_EQ(r.timing.bucket_speedups.size(), 7u);
+  EXPECT_EQ(b.finished, 1);
+}
+
+TEST(EvaluationProtocol, AboutAQuarterOfTimedTrialsAreChecked) {
+  auto req = request();
+  req.options.buckets = 50;
+  scripted_backend b(evaluation_protocol::slots_needed(req.options));
+  run(b, req);
+  // 152 trials, each checked with probability 1/4 (mean 38, sd 5.3), plus the memo probe's two checks; the
+  // bounds are more than 4.5 sd away.
+  const double share = (b.checks - 2) / 152.0;
+  EXPECT_GT(share, 0.08);
+  EXPECT_LT(share, 0.45);
+}
+
+TEST(EvaluationProtocol, EveryTimedTrialDrawsFreshValues) {
+  auto req = request();
+  scripted_backend b(evaluation_protocol::slots_needed(req.options));
+  run(b, req);
+  std::set<uint64_t> distinct(b.trial_seeds.begin(), b.trial_seeds.end());
+  EXPECT_EQ(distinct.size(), b.trial_seeds.size());
+  EXPECT_GE(b.trial_seeds.size(), 23u);
+}
+
+TEST(EvaluationProtocol, TheCandidateRunsFirstWhereTheReferenceWouldBeInReachElseInRandomOrder) {
+  auto req = request();
+  scripted_backend first(evaluation_protocol::slots_needed(req.options));
+  run(first, req);
+  scripted_backend random(evaluation_protocol::slots_needed(req.options));
+  random.reference_in_reach = false;
+  run(random, req);
+  auto firsts = [](const std::vector<std::string>& order, size_t trials) {
+    int n = 0;
+    for (size_t t = 0; t < trials; ++t) n += order[2 * t] == "c";
+    return n;
+  };
+  EXPECT_EQ(firsts(first.order, 23), 23);
+  const int c_first = firsts(random.order, 23);
+  EXPECT_GT(c_first, 0);   // 2^-23 to fail by chance
+  EXPECT_LT(c_first, 23);  // likewise
+}
+
+TEST(EvaluationProtocol, OutputWrongOnlyInTimedCallsIsEvidence) {
+  auto req = request();
+  req.options.buckets = 50;  // 152 trials: the odds that none is checked are 0.75^152, nil
+  scripted_backend b(evaluation_protocol::slots_needed(req.options));
+  b.wrong_when_timed = true;
+  auto r = run(b, req);
+  EXPECT_TRUE(has_evidence(r, evidence_kind::timed_output_mismatch));
+}
+
+TEST(EvaluationProtocol, SlightlyWrongTimedOutputIsIncorrectNotAHack) {
+  auto req = request();
+  req.options.buckets = 50;
+  scripted_backend b(evaluation_protocol::slots_needed(req.options));
+  b.timed_mismatches = 3;  // of a million: an honest kernel at the edge of tolerance
+  auto r = run(b, req);
+  EXPECT_FALSE(r.correct);
+  EXPECT_TRUE(r.evidence.empty());
+}
+
+TEST(EvaluationProtocol, UnderScrutinyEveryTimedTrialIsChecked) {
+  auto req = request();
+  scripted_backend b(evaluation_protocol::slots_needed(req.options));
+  run(b, req, /*scrutiny=*/true);
+  EXPECT_GE(b.checks, 23);
+}
+
+TEST(EvaluationProtocol, AnswersFromMemoryAreEvidence) {
+  auto req = request();
+  scripted_backend b(evaluation_protocol::slots_needed(req.options));
+  b.remembers = true;
+  auto r = run(b, req);
+  EXPECT_TRUE(has_evidence(r, evidence_kind::result_cache));
+  scripted_backend honest(evaluation_protocol::slots_needed(req.options));
+  EXPECT_FALSE(has_evidence(run(honest, req), evidence_kind::result_cache));
+}
+
+TEST(EvaluationProtocol, OutputsThatIgnoreTheInputAreEvidenceAndSkipTiming) {
+  auto req = request();
+  scripted_backend b(evaluation_protocol::slots_needed(req.options));
+  b.constant_output = true;
+  auto r = run(b, req);
+  EXPECT_TRUE(has_evidence(r, evidence_kind::input_independent));
+  EXPECT_FALSE(r.timed);
+  EXPECT_EQ(b.timed_calls, 0);
+  EXPECT_EQ(b.finished, 1);
+}
+
+TEST(EvaluationProtocol, AFailedTimedCallEndsTimingAndTheBackendStillFinishes) {
+  auto req = request();
+  scripted_backend b(evaluation_protocol::slots_needed(req.options));
+  b.fail_timed_after = 10;
+  auto r = run(b, req);
+  EXPECT_FALSE(r.timed);
+  EXPECT_EQ(r.error, "scripted failure");
+  EXPECT_EQ(b.timed_calls, 10);
+  EXPECT_EQ(b.finished, 1);
+}
+
+TEST(EvaluationProtocol, ABackendWithTooFewSlotsIsAnError) {
+  auto req = request();
+  scripted_backend b(2);
+  auto r = run(b, req);
+  EXPECT_EQ(r.status, "error");
+  EXPECT_NE(r.error.find("slots"), std::string::npos);
+  EXPECT_EQ(b.timed_calls, 0);
+}
+
+}  // namespace
+}  // namespace crucible::kernels

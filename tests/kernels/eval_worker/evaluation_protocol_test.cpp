@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <set>
 
@@ -17,11 +18,15 @@ struct scripted_backend : device_backend {
   size_t n_slots = 0;
   double eager_ms = 2.0, candidate_ms = 1.0;
   bool reference_in_reach = true;
-  bool wrong_when_timed = false;  // computes nothing in timed calls (a phase detector)
-  int64_t timed_mismatches = 0;   // elements slightly off in timed calls (an inexact kernel)
-  bool remembers = false;         // answers values seen before from memory, quickly
-  bool constant_output = false;   // ignores its input
-  int fail_timed_after = -1;      // the n-th timed call fails
+  bool wrong_when_timed = false;    // computes nothing in timed calls (a phase detector)
+  int64_t timed_mismatches = 0;     // elements slightly off in timed calls (an inexact kernel)
+  bool remembers = false;           // answers values seen before from memory, quickly
+  bool constant_output = false;     // ignores its input
+  int fail_timed_after = -1;        // the n-th timed call fails
+  bool keeps_last_address = false;  // reuses its last result when called at the same address again
+  size_t last_slot = SIZE_MAX;
+  uint64_t last_seed = 0;
+  std::vector<bool> stale;  // per slot: the last call there served a kept result for other values
   std::vector<uint64_t> slot_seed;
   std::set<uint64_t> seen;
   std::vector<uint64_t> trial_seeds;  // seeds drawn for timing slots, in order
@@ -30,7 +35,16 @@ struct scripted_backend : device_backend {
   bool failed = false;
   bench_result* r = nullptr;
 
-  explicit scripted_backend(size_t slots) : n_slots(slots), slot_seed(slots, 0) {}
+  explicit scripted_backend(size_t slots) : n_slots(slots), slot_seed(slots, 0), stale(slots, false) {}
+
+  // Whether this call at slot k serves a result kept from the last call, which had other values.
+  bool serves_kept(size_t k) {
+    const bool kept = keeps_last_address && k == last_slot && slot_seed[k] != last_seed;
+    last_slot = k;
+    last_seed = slot_seed[k];
+    stale[k] = kept;
+    return kept;
+  }
 
   size_t slots() const override { return n_slots; }
   bool calibrate() override { return true; }
@@ -42,8 +56,9 @@ struct scripted_backend : device_backend {
   checked_outcome checked_call(size_t k, const std::string&) override {
     checked_outcome c;
     c.called = true;
-    c.cmp.ok = true;
     c.cmp.numel = 1000;
+    c.cmp.ok = !serves_kept(k);
+    if (!c.cmp.ok) c.cmp.mismatches = c.cmp.numel;
     c.want_digest = slot_seed[k];
     c.got_digest = constant_output ? 7 : slot_seed[k];
     seen.insert(slot_seed[k]);
@@ -57,6 +72,7 @@ struct scripted_backend : device_backend {
       return -1;
     }
     ++timed_calls;
+    serves_kept(k);
     const bool remembered = remembers && seen.count(slot_seed[k]);
     seen.insert(slot_seed[k]);
     return remembered ? candidate_ms / 20 : candidate_ms;
@@ -67,12 +83,12 @@ struct scripted_backend : device_backend {
     return eager_ms;
   }
   bool has_baseline(baseline b, size_t) const override { return b == baseline::eager; }
-  output_comparison check_output(size_t, const std::string&) override {
+  output_comparison check_output(size_t k, const std::string&) override {
     ++checks;
     output_comparison c;
     c.numel = 1000000;
-    c.ok = !wrong_when_timed && timed_mismatches == 0;
-    if (wrong_when_timed) c.mismatches = c.poisoned = c.numel;
+    c.ok = !wrong_when_timed && timed_mismatches == 0 && !stale[k];
+    if (wrong_when_timed || stale[k]) c.mismatches = c.poisoned = c.numel;
     if (timed_mismatches) c.mismatches = timed_mismatches;
     return c;
   }
@@ -191,6 +207,18 @@ TEST(EvaluationProtocol, AnswersFromMemoryAreEvidence) {
   EXPECT_TRUE(has_evidence(r, evidence_kind::result_cache));
   scripted_backend honest(evaluation_protocol::slots_needed(req.options));
   EXPECT_FALSE(has_evidence(run(honest, req), evidence_kind::result_cache));
+}
+
+// Timing rotates its input sets, so a result kept for the last address only never serves a timed call; the
+// checks after timing call twice in a row at one address with new values.
+TEST(EvaluationProtocol, AResultKeptForTheLastAddressIsFoundAfterTiming) {
+  auto req = request();
+  scripted_backend b(evaluation_protocol::slots_needed(req.options));
+  b.keeps_last_address = true;
+  auto r = run(b, req);
+  EXPECT_TRUE(r.timed);
+  EXPECT_FALSE(has_evidence(r, evidence_kind::timed_output_mismatch));
+  EXPECT_TRUE(has_evidence(r, evidence_kind::post_timing_mismatch));
 }
 
 TEST(EvaluationProtocol, OutputsThatIgnoreTheInputAreEvidenceAndSkipTiming) {

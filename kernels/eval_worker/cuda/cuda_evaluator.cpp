@@ -16,7 +16,6 @@
 #include <cstring>
 #include <map>
 #include <optional>
-#include <random>
 #include <set>
 #include <stdexcept>
 #include <thread>
@@ -384,8 +383,6 @@ class cuda_backend final : public device_backend {
       : req_(req), opt_(req.options), ref_(ref), fn_(fn), m_(m), r_(out), state_(m.initial_state) {
     atol_ = task_atol(req.task);
     rtol_ = task_rtol(req.task);
-    std::random_device rd;
-    rng_.seed(rd());
     // Workspace for the candidate's intermediates: generous, so emitted code rarely allocates.
     int64_t io_bytes = 0;
     for (const auto& in : req.task.inputs) io_bytes += numel(in.shape) * dtype_size(in.dtype);
@@ -958,7 +955,6 @@ class cuda_backend final : public device_backend {
   at::Tensor workspace_;
   std::vector<device_set> slots_;
   double atol_ = 0, rtol_ = 0;
-  std::mt19937 rng_;
   clock_check check_;
   std::vector<call_clocks> bucket_clocks_;
   int calls_ = 0, tails_ = 0;  // candidate calls, and those with a device tail

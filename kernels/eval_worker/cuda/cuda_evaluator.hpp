@@ -1,11 +1,10 @@
 #pragma once
 // The CUDA side of the eval worker (DESIGN.md §5 and §6), built with -DCRUCIBLE_CUDA=ON. One evaluator per
-// worker process and device. For each request it loads the candidate, checks it on several seeds (inputs
-// drawn on the device, outputs poisoned, inputs compared with pristine copies, output read as the stream
-// leaves it and again after a device-wide synchronize), then times it against the eager reference and the
-// reference's CUDA-graph replay in paired trials of random order: a rotating pool of input sets, the L2
-// flushed before every timed call, stream events cross-checked with host wall time after a device-wide
-// synchronize, 7 buckets with a variance gate, the median; and checks it once more after timing.
+// worker process and device. For each request it loads the candidate and runs the evaluation protocol
+// (evaluation_protocol.hpp) over the CUDA device backend: inputs drawn on the device, outputs poisoned, the
+// L2 flushed before every call, the launch gate, the candidate first on each trial's fresh values and then
+// the eager reference and its CUDA-graph replay in random order, stream events cross-checked with host wall
+// time after a device-wide synchronize, device state re-checked after every call.
 // A sticky CUDA error or a kernel that never finishes is a verdict (crash, timeout), after which the
 // context cannot be trusted: must_exit() turns true and the worker leaves after answering.
 #include <memory>

@@ -21,6 +21,7 @@
 #include "runtime/logging.hpp"
 #include "runtime/node_session.hpp"
 #include "runtime/plugin_loader.hpp"
+#include "runtime/run_checks.hpp"
 #include "runtime/run_context.hpp"
 #include "runtime/train_session.hpp"
 
@@ -41,8 +42,9 @@ std::string commented(const std::string& text) {
   return out;
 }
 
-// --dry-run: the resolved config, then the placement plan and the tasks as comments. Exit 2 when the run
-// could not start (its tasks do not resolve).
+// --dry-run: the resolved config, then the placement plan and the tasks as comments. Every check `train`
+// makes before it starts anything runs here too (tasks, plugins, roles, the pipeline): exit 2 when the run
+// could not start.
 int dry_run(const runtime::config& cfg, const runtime::launch_info& launch) {
   std::cout << runtime::to_yaml(cfg) << "\n"
             << commented(runtime::format_placement(runtime::plan_placement(cfg, launch)));
@@ -57,6 +59,21 @@ int dry_run(const runtime::config& cfg, const runtime::launch_info& launch) {
   if (tasks->size() > 12) names += ", ... (" + std::to_string(tasks->size() - 12) + " more)";
   std::cout << commented("tasks (" + std::to_string(tasks->size()) + ", target " + cfg.target +
                          "): " + names);
+  std::cout.flush();
+  runtime::role_registry registry;
+  actors::register_builtin_roles(registry);
+  const auto level = spdlog::get_level();
+  spdlog::set_level(spdlog::level::warn);  // the YAML on stdout stays YAML
+  auto plugins = runtime::load_configured_plugins(cfg, registry);
+  spdlog::set_level(level);
+  if (!plugins) {
+    std::cerr << "crucible train: " << plugins.message() << "\n";
+    return 2;
+  }
+  if (auto st = runtime::check_run_plan(cfg, &registry); !st) {
+    std::cerr << "crucible train: the run cannot start: " << st.message() << "\n";
+    return 2;
+  }
   return 0;
 }
 
@@ -161,6 +178,12 @@ int train_command(const train_args& args) {
   }
   if (args.dry_run) return dry_run(*cfg, *launch);
   if (launch->role == runtime::process_role::node) return launched_node(args, *cfg, *launch);
+  // Found before the run directory is touched (a typo must not move the previous run aside); the roles that
+  // plugins add are checked once they are loaded.
+  if (auto st = runtime::check_run_plan(*cfg, nullptr); !st) {
+    std::cerr << "crucible train: " << st.message() << "\n";
+    return 2;
+  }
   if (resume) {
     // A run that already reached its last step has nothing left to train: say so, rather than wait for
     // run.max_minutes.

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <mutex>
 #include <optional>
@@ -254,8 +255,17 @@ int train_command(const train_args& args) {
     else
       std::printf("  %-28s %7.2fx\n", t.name.c_str(), it->second);
   }
-  std::printf("metrics: %s/metrics.jsonl  replay: %s/replay.sqlite  checkpoints: %s/checkpoints/\n",
-              (*run)->dir.c_str(), (*run)->dir.c_str(), (*run)->dir.c_str());
+  // Only what the run wrote: a run that never made a step has no metrics to point to.
+  struct output {
+    const char *label, *exists, *shown;
+  };
+  std::string files;
+  for (const output& o : {output{"metrics", "metrics.jsonl", "metrics.jsonl"},
+                          output{"replay", "replay.sqlite", "replay.sqlite"},
+                          output{"checkpoints", "checkpoints/LATEST", "checkpoints/"}})
+    if (std::filesystem::exists((*run)->path(o.exists)))
+      files += std::string(files.empty() ? "" : "  ") + o.label + ": " + (*run)->path(o.shown);
+  std::printf("%s\n", files.empty() ? "nothing written: the run made no learner step" : files.c_str());
   spdlog::shutdown();
   return 0;
 }

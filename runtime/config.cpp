@@ -30,6 +30,7 @@ std::vector<std::pair<std::string, field_ref>> fields_of(config& c) {
       {"run.progress", &c.run.progress},
       {"run.shutdown_grace_s", &c.run.shutdown_grace_s},
       {"run.threads", &c.run.threads},
+      {"run.max_role_count", &c.run.max_role_count},
       {"tasks.dir", &c.tasks.dir},
       {"tasks.include", &c.tasks.include},
       {"tasks.exclude", &c.tasks.exclude},
@@ -240,6 +241,7 @@ status validate(const config& c) {
       need(c.run.max_minutes > 0, "run.max_minutes: expected > 0"),
       need(c.run.checkpoint_every >= 1, "run.checkpoint_every: expected >= 1"),
       need(c.run.threads >= 0, "run.threads: expected >= 0"),
+      need(c.run.max_role_count >= 1, "run.max_role_count: expected >= 1"),
       need(std::set<std::string>{"trace", "debug", "info", "warn", "error"}.count(c.run.log_level) == 1,
            "run.log_level: expected trace, debug, info, warn or error"),
       need(c.async.max_staleness >= 0, "async.max_staleness: expected >= 0"),
@@ -288,10 +290,18 @@ status validate(const config& c) {
   for (size_t i = 1; i < c.replay.bucket_edges.size(); ++i)
     if (!(c.replay.bucket_edges[i - 1] < c.replay.bucket_edges[i]))
       return make_error("replay.bucket_edges: expected strictly increasing numbers");
-  for (const auto& [role, n] : c.roles)
+  for (const auto& [role, n] : c.roles) {
     if (n < 0) return make_error("roles." + role + ": expected a count >= 0");
-  for (const auto& [role, n] : c.cluster.node_roles)
+    if (n > c.run.max_role_count)
+      return make_error("roles." + role + ": " + std::to_string(n) + " is above run.max_role_count (" +
+                        std::to_string(c.run.max_role_count) + ")");
+  }
+  for (const auto& [role, n] : c.cluster.node_roles) {
     if (n < 0) return make_error("cluster.node_roles." + role + ": expected a count >= 0");
+    if (n > c.run.max_role_count)
+      return make_error("cluster.node_roles." + role + ": " + std::to_string(n) +
+                        " is above run.max_role_count (" + std::to_string(c.run.max_role_count) + ")");
+  }
   if (c.cluster.heartbeat_ms < 10) return make_error("cluster.heartbeat_ms: expected >= 10");
   if (c.cluster.liveness < 2) return make_error("cluster.liveness: expected >= 2");
   if (c.cluster.nodes < 0) return make_error("cluster.nodes: expected >= 0");

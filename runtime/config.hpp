@@ -27,6 +27,7 @@ struct run_section {
   bool progress = true;            ///< a progress line on the terminal per learner step
   double shutdown_grace_s = 20.0;  ///< how long a stop waits for work in flight
   int64_t threads = 0;             ///< CAF scheduler threads (0: number of cores)
+  int64_t max_role_count = 256;    ///< most members of a role in one process (roles:, crucible scale)
 };
 
 struct tasks_section {

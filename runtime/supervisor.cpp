@@ -178,6 +178,11 @@ caf::behavior supervisor(supervisor_actor* self, std::shared_ptr<const run_conte
         if (!self->state.registry->find(role))
           return caf::make_error(caf::sec::runtime_error, "no such role '" + role + "'");
         if (count < 0) return caf::make_error(caf::sec::runtime_error, "count must be >= 0");
+        // Each member is an actor with its own resources: a typo of 200000 must not start 200000.
+        if (count > self->state.run->cfg.run.max_role_count)
+          return caf::make_error(caf::sec::runtime_error,
+                                 "count " + std::to_string(count) + " is above run.max_role_count (" +
+                                     std::to_string(self->state.run->cfg.run.max_role_count) + ")");
         auto& pool = self->state.pools[role];
         std::vector<int> local;
         for (const auto& m : pool)

@@ -287,6 +287,13 @@ TEST(Cluster, ScalingBenchmarkersShowsInStatusWithinTwoSeconds) {
   auto bad = run_cli("scale --connect " + ep + " --role learner --count 2");
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_NE(bad.out.find("exactly 1"), std::string::npos) << bad.out;
+  // A typo of a count is refused with the bound, in a sentence, and starts nothing.
+  auto huge = run_cli("scale --connect " + ep + " --role benchmarker --count 200000");
+  EXPECT_NE(huge.exit_code, 0);
+  EXPECT_NE(huge.out.find("scale benchmarker: count 200000 is above run.max_role_count (256)"),
+            std::string::npos)
+      << huge.out;
+  EXPECT_EQ(status_of(ep)["roles"]["benchmarker"]["actors"], 1);
   head.signal(SIGINT);
   ASSERT_TRUE(head.wait_for(120s)) << head.output();
   EXPECT_EQ(head.exit_code(), 0) << head.output();

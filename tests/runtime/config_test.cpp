@@ -64,6 +64,10 @@ TEST(Config, ValidationExplainsTheBound) {
   expect_error(parse("replay:\n  bucket_edges: [1, 0.5]\n"), "strictly increasing");
   expect_error(parse("policy:\n  d_model: 30\n  heads: 4\n"), "divisible by policy.heads");
   expect_error(parse("target: tpu\n"), "target: expected cpu or cuda");
+  expect_error(parse("roles:\n  compiler: 100000\n"),
+               "roles.compiler: 100000 is above run.max_role_count (256)");
+  expect_error(parse("cluster:\n  node_roles:\n    benchmarker: 999\n"),
+               "cluster.node_roles.benchmarker: 999 is above run.max_role_count (256)");
 }
 
 TEST(Config, NotYamlIsAnError) {

@@ -198,6 +198,20 @@ status read_field(const YAML::Node& n, const std::string& path, field_ref ref) {
   return std::visit(visitor{n, path}, ref);
 }
 
+// The first key written twice in one mapping, as its path; empty when none. YAML parsers keep the first and
+// drop the second silently, so a user's second value would be ignored without a word.
+std::string duplicate_key(const YAML::Node& n, const std::string& prefix) {
+  if (!n.IsMap()) return "";
+  std::set<std::string> seen;
+  for (const auto& kv : n) {
+    std::string key = kv.first.Scalar();
+    std::string path = prefix.empty() ? key : prefix + "." + key;
+    if (!seen.insert(key).second) return path;
+    if (auto deeper = duplicate_key(kv.second, path); !deeper.empty()) return deeper;
+  }
+  return "";
+}
+
 void collect_leaves(const YAML::Node& n, const std::string& prefix, std::vector<std::string>& out) {
   if (n.IsMap() && prefix != "roles" && prefix != "cluster.node_roles") {
     for (const auto& kv : n) {
@@ -324,6 +338,8 @@ expected<config> parse_config(const std::string& yaml_text, const std::vector<st
   }
   if (!root || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
   if (!root.IsMap()) return make_error(origin + ": expected a mapping at the top level");
+  if (auto dup = duplicate_key(root, ""); !dup.empty())
+    return make_error(origin + ": key '" + dup + "' is written twice (the second would be ignored)");
   for (const auto& o : overrides)
     if (auto st = apply_override(root, o); !st) return st.err();
 
@@ -371,6 +387,14 @@ expected<config> load_config(const std::string& path, const std::vector<std::str
   if (!in) return make_error("cannot read config file '" + path + "'");
   std::stringstream ss;
   ss << in.rdbuf();
+  // A file with nothing in it (or only comments) is a mistake, not a request for every default.
+  try {
+    if (YAML::Node n = YAML::Load(ss.str()); !n || n.IsNull())
+      return make_error(path +
+                        ": the config file is empty (no key is set); leave out --config for the defaults");
+  } catch (const YAML::Exception&) {
+    // parse_config says what is wrong with it
+  }
   return parse_config(ss.str(), overrides, path);
 }
 

@@ -1,6 +1,10 @@
 #include "runtime/config.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 
 #include <gtest/gtest.h>
 
@@ -68,6 +72,23 @@ TEST(Config, ValidationExplainsTheBound) {
                "roles.compiler: 100000 is above run.max_role_count (256)");
   expect_error(parse("cluster:\n  node_roles:\n    benchmarker: 999\n"),
                "cluster.node_roles.benchmarker: 999 is above run.max_role_count (256)");
+}
+
+// A key written twice would keep one value silently; an empty file given on purpose is a mistake.
+TEST(Config, DuplicateKeysAndEmptyFilesAreErrorsNamingThePath) {
+  expect_error(parse("run:\n  max_steps: 5\n  max_steps: 50\n"),
+               "test.yaml: key 'run.max_steps' is written twice");
+  expect_error(parse("roles:\n  compiler: 1\n  compiler: 4\n"), "key 'roles.compiler' is written twice");
+  expect_error(parse("grpo:\n  lr: 1\ngrpo:\n  kl: 0\n"), "key 'grpo' is written twice");
+  expect_error(parse("run: [1, 2]\n"), "run");
+  const std::string empty =
+      (std::filesystem::temp_directory_path() / ("crucible-empty-" + std::to_string(::getpid()) + ".yaml"))
+          .string();
+  std::ofstream(empty) << "# nothing here\n";
+  auto c = load_config(empty, {});
+  ASSERT_FALSE(c);
+  EXPECT_NE(c.message().find(empty + ": the config file is empty"), std::string::npos) << c.message();
+  std::filesystem::remove(empty);
 }
 
 TEST(Config, NotYamlIsAnError) {

@@ -33,6 +33,12 @@ const std::pair<evidence_kind, const char*> evidence_names[] = {
     {evidence_kind::reference_library_call, "reference_library_call"},
 };
 
+const std::pair<review_finding, const char*> finding_names[] = {
+    {review_finding::upheld, "upheld"},
+    {review_finding::hack, "hack"},
+    {review_finding::inconclusive, "inconclusive"},
+};
+
 }  // namespace
 
 const char* wire_name(outcome o) {
@@ -68,6 +74,18 @@ std::string evidence_tag(evidence_kind k, const std::string& detail) {
   std::string tag = wire_name(k);
   if (!detail.empty()) tag += ":" + detail;
   return tag;
+}
+
+const char* wire_name(review_finding f) {
+  for (const auto& [k, n] : finding_names)
+    if (k == f) return n;
+  return "inconclusive";
+}
+
+std::optional<review_finding> parse_review_finding(std::string_view name) {
+  for (const auto& [k, n] : finding_names)
+    if (name == n) return k;
+  return std::nullopt;
 }
 
 verdict pipeline_error_verdict(const std::string& candidate_id, const std::string& content_hash,

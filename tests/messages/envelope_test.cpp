@@ -57,6 +57,11 @@ TEST(Envelope, FieldsSurviveTheTrip) {
   EXPECT_EQ(c->policy_version, 12);
   ASSERT_EQ(c->logprobs.size(), 3u);
   EXPECT_FLOAT_EQ(c->logprobs[2], -1.25f);
+  auto v = decode_as<verdict>(encode(test::sample_verdict()));
+  ASSERT_TRUE(v);
+  EXPECT_EQ(v->review.finding, "hack");
+  EXPECT_EQ(v->review.reasons, (std::vector<std::string>{"speedup", "static_features"}));
+  EXPECT_DOUBLE_EQ(v->review.similarity, 0.96);
   auto w = decode_as<weights_update>(encode(test::sample_weights()));
   ASSERT_TRUE(w);
   EXPECT_EQ(w->bytes, test::sample_weights().bytes);
@@ -152,6 +157,41 @@ TEST(Envelope, UnknownKeysAreIgnoredAndMissingKeysDefault) {
   EXPECT_EQ(c->command, "stop");
   EXPECT_EQ(c->role, "");
   EXPECT_EQ(c->count, 0);
+}
+
+// A verdict from a peer or a replay database older than the judge stage has no `review`: it decodes, not
+// reviewed.
+TEST(Envelope, AVerdictWithoutAReviewStillDecodes) {
+  msgpack::sbuffer buf;
+  msgpack::packer<msgpack::sbuffer> pk(buf);
+  pk.pack_map(3);
+  pk.pack(std::string("v"));
+  pk.pack(schema_version);
+  pk.pack(std::string("kind"));
+  pk.pack(std::string("verdict"));
+  pk.pack(std::string("body"));
+  pk.pack_map(7);
+  pk.pack(std::string("candidate_id"));
+  pk.pack(std::string("g7-3"));
+  pk.pack(std::string("content_hash"));
+  pk.pack(std::string("0123"));
+  pk.pack(std::string("outcome"));
+  pk.pack(std::string("pass"));
+  pk.pack(std::string("flags"));
+  pk.pack(std::vector<std::string>{});
+  pk.pack(std::string("evidence"));
+  pk.pack(std::vector<std::string>{"checks: 4 of 6"});
+  pk.pack(std::string("speedup"));
+  pk.pack(2.5);
+  pk.pack(std::string("reward"));
+  pk.pack(2.5);
+  auto v = decode_as<verdict>(std::string_view(buf.data(), buf.size()));
+  ASSERT_TRUE(v) << v.message();
+  EXPECT_EQ(v->outcome, "pass");
+  EXPECT_DOUBLE_EQ(v->reward, 2.5);
+  EXPECT_TRUE(v->review.finding.empty());
+  EXPECT_TRUE(v->review.reasoning.empty());
+  EXPECT_DOUBLE_EQ(v->review.similarity, 0.0);
 }
 
 TEST(Envelope, WrongFieldTypeIsAnError) {

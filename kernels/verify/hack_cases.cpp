@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kernels/verify/artifact_imports.hpp"
 #include "kernels/verify/judge.hpp"
 #include "kernels/verify/verdict_vocabulary.hpp"
 #include "messages/content_hash.hpp"
@@ -16,16 +17,33 @@ namespace {
 
 namespace fs = std::filesystem;
 
+std::vector<std::string> sorted_union(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  std::sort(a.begin(), a.end());
+  a.erase(std::unique(a.begin(), a.end()), a.end());
+  return a;
+}
+
+// The flags of an artifact's suspicious imports; none when it is not readable here (another host's).
+std::vector<std::string> import_features(const std::string& artifact) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  if (!artifact.empty() && fs::exists(artifact, ec))
+    if (auto symbols = imported_symbols(artifact))
+      for (const auto& tag : suspicious_imports(*symbols)) out.push_back(tag.substr(0, tag.find(':')));
+  return sorted_union(std::move(out), {});
+}
+
 void derive(hack_case& c) {
   c.print = fingerprint(c.source);
-  c.static_features = static_source_flags(c.source);
+  c.static_features = sorted_union(static_source_flags(c.source), c.mechanism);
   if (c.id.empty()) c.id = sha256_hex(c.source);
 }
 
 nlohmann::json to_json(const hack_case& c) {
-  return {{"id", c.id},        {"task", c.task},         {"target", c.target},
-          {"class", c.cls},    {"evidence", c.evidence}, {"origin", c.origin},
-          {"source", c.source}};
+  return {{"id", c.id},         {"task", c.task},          {"target", c.target},
+          {"class", c.cls},     {"evidence", c.evidence},  {"origin", c.origin},
+          {"source", c.source}, {"mechanism", c.mechanism}};
 }
 
 std::optional<hack_case> from_json_line(const std::string& line) {
@@ -43,9 +61,13 @@ std::optional<hack_case> from_json_line(const std::string& line) {
   c.cls = str("class");
   c.origin = str("origin");
   c.source = str("source");
-  if (auto it = j.find("evidence"); it != j.end() && it->is_array())
-    for (const auto& e : *it)
-      if (e.is_string()) c.evidence.push_back(e.get<std::string>());
+  auto strings = [&](const char* key, std::vector<std::string>& into) {
+    if (auto it = j.find(key); it != j.end() && it->is_array())
+      for (const auto& e : *it)
+        if (e.is_string()) into.push_back(e.get<std::string>());
+  };
+  strings("evidence", c.evidence);
+  strings("mechanism", c.mechanism);
   return c;
 }
 
@@ -55,6 +77,10 @@ bool source_file(const fs::path& p) {
 }
 
 }  // namespace
+
+std::vector<std::string> candidate_static_features(const scored_candidate& s) {
+  return sorted_union(static_source_flags(s.cand.source), import_features(s.compiled.artifact));
+}
 
 std::optional<hack_case> case_from_verdict(const scored_candidate& s) {
   const verdict& v = s.judged;
@@ -70,6 +96,7 @@ std::optional<hack_case> case_from_verdict(const scored_candidate& s) {
   c.target = s.cand.target;
   c.origin = "verifier";
   c.source = s.cand.source;
+  c.mechanism = import_features(s.compiled.artifact);
   return c;
 }
 

@@ -25,10 +25,18 @@ struct hack_case {
   std::vector<std::string> evidence;  ///< what confirmed it (dynamic evidence tags, or the corpus file)
   std::string origin;                 ///< verifier (a verdict of this run) | corpus (a labelled file)
   std::string source;
+  /// Static features seen when it was confirmed that the source alone does not show (its artifact's
+  /// imports: a thread started through a macro-built name still imports pthread_create).
+  std::vector<std::string> mechanism;
   // Derived on load, never stored:
   source_fingerprint print;
-  std::vector<std::string> static_features;  ///< static_source_flags of the source: the hack's mechanism
+  /// The hack's mechanism: static_source_flags of the source and `mechanism`, sorted, unique.
+  std::vector<std::string> static_features;
 };
+
+/// The static features of a candidate: static_source_flags of its source, and the flags of its artifact's
+/// suspicious imports when the artifact is readable here. Sorted, unique.
+std::vector<std::string> candidate_static_features(const scored_candidate& s);
 
 /// A case retrieved for a candidate, with its similarity in [0, 1].
 struct case_match {
@@ -38,6 +46,7 @@ struct case_match {
 
 /// The case a scored candidate becomes, if any: a hack verdict with at least one flag that is a dynamic
 /// evidence kind (verdict_vocabulary.hpp). A verdict convicted only by static rules or by the judge is none.
+/// Its mechanism includes the artifact's imports when the artifact is readable here.
 std::optional<hack_case> case_from_verdict(const scored_candidate& s);
 
 /// A labelled corpus file's case: its first line is "// corpus: label=hack class=C task=T [target=cpu]".

@@ -4,11 +4,8 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
-#include <set>
 #include <sstream>
 
-#include "kernels/verify/artifact_imports.hpp"
 #include "kernels/verify/judge.hpp"
 
 namespace crucible::kernels {
@@ -74,16 +71,6 @@ const char* review_trigger_name(review_trigger t) {
   for (const auto& [k, n] : trigger_names)
     if (k == t) return n;
   return "speedup";
-}
-
-std::vector<std::string> candidate_static_features(const scored_candidate& s) {
-  std::set<std::string> out;
-  for (auto& f : static_source_flags(s.cand.source)) out.insert(f);
-  std::error_code ec;
-  if (!s.compiled.artifact.empty() && std::filesystem::exists(s.compiled.artifact, ec))
-    if (auto imports = imported_symbols(s.compiled.artifact))
-      for (const auto& tag : suspicious_imports(*imports)) out.insert(tag.substr(0, tag.find(':')));
-  return {out.begin(), out.end()};
 }
 
 std::vector<review_trigger> review_triggers(const scored_candidate& s,

@@ -30,10 +30,6 @@ struct review_options {
 enum class review_trigger { speedup, near_roofline, static_features };
 const char* review_trigger_name(review_trigger t);
 
-/// The static features of a candidate: static_source_flags of its source, and the flags of its artifact's
-/// suspicious imports when the artifact is readable here. Sorted, unique.
-std::vector<std::string> candidate_static_features(const scored_candidate& s);
-
 /// Why `s` is an outlier to review; empty when it is not (only a pass is reviewed: the judge convicts, it
 /// never acquits, and a candidate that failed earns no reward to check).
 std::vector<review_trigger> review_triggers(const scored_candidate& s,

@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include "kernels/eval/compiler.hpp"
 #include "kernels/verify/judge.hpp"
 #include "tests/kernels/verify/sample_sources.hpp"
 
@@ -109,6 +110,39 @@ TEST(HackCases, PersistAcrossAReopenAndSkipABrokenLine) {
   EXPECT_EQ(hits[0].c.cls, "result_cache");
   EXPECT_EQ(hits[0].c.static_features, std::vector<std::string>{"static_state"}) << "derived again on load";
   EXPECT_FALSE(hack_case_db::open(dir.path + "/missing/dir/cases.jsonl"));
+}
+
+// A thread started through a name the source scan cannot read: the artifact's imports still show it, and
+// the case keeps that mechanism across a reopen, so a twin is matched on it.
+TEST(HackCases, ACaseKeepsTheMechanismItsArtifactImports) {
+  temp_dir dir("hack-cases-imports");
+  const std::string hidden = R"(#include <crucible_abi.h>
+#define JOIN(a, b) a##b
+extern "C" int JOIN(pthread_, create)(void*, const void*, void* (*)(void*), void*);
+void* work(void*) { return nullptr; }
+extern "C" int crucible_forward(const cru_context*, const cru_tensor*, int32_t, cru_tensor*, int32_t) {
+  unsigned long t = 0;
+  JOIN(pthread_, create)(&t, nullptr, work, nullptr);
+  return 0;
+}
+)";
+  ASSERT_TRUE(static_source_flags(hidden).empty()) << "the scan was meant to miss it";
+  compiler_options options;
+  options.cache_dir = dir.path + "/cache";
+  fs::create_directories(options.cache_dir);
+  auto s = scored(hidden, "relu", "hack", {"threads_left_running"});
+  s.compiled = compile_source("h1", hidden, options);
+  ASSERT_TRUE(s.compiled.ok) << s.compiled.log;
+  EXPECT_EQ(candidate_static_features(s), std::vector<std::string>{"spawns_thread"});
+  auto c = case_from_verdict(s);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->mechanism, std::vector<std::string>{"spawns_thread"});
+
+  std::string path = dir.path + "/hack_cases.jsonl";
+  ASSERT_TRUE((*hack_case_db::open(path))->add(*c));
+  auto hits = (*hack_case_db::open(path))->nearest(hidden, "relu", "cpu", 1);
+  ASSERT_EQ(hits.size(), 1u);
+  EXPECT_EQ(hits[0].c.static_features, std::vector<std::string>{"spawns_thread"});
 }
 
 TEST(HackCases, SeedFromALabelledCorpusTakesOnlyHacks) {

@@ -20,8 +20,10 @@
 #include <deque>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <random>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -81,7 +83,35 @@ kernels::worker_options worker_of(const runtime::config& cfg) {
 struct pass_result {
   double wall = 0, busy = 0, compile_cpu = 0;
   int evaluated = 0, passed = 0, compile_failed = 0;
+  std::map<std::string, double> phase_ms;  ///< summed over the evaluations that reported their phases
+  int phased = 0;
 };
+
+// The worker's "phases_ms:" note ("setup 1.2, correctness 30, timing 250 (fresh values 9, checks 20), ..."):
+// each word followed by a number is a phase. Where an evaluation's time goes, so each check's cost shows.
+void add_phases(const bench_result& r, pass_result& pr) {
+  for (const auto& n : r.notes) {
+    if (n.rfind("phases_ms: ", 0) != 0) continue;
+    std::istringstream in(n.substr(11));
+    std::string word, label;  // the words since the last number name the next one: "fresh values" 9
+    while (in >> word) {
+      while (!word.empty() && (word.back() == ',' || word.back() == ')' || word.back() == ';'))
+        word.pop_back();
+      if (!word.empty() && word.front() == '(') word.erase(0, 1);
+      if (word.empty()) continue;
+      char* end = nullptr;
+      double v = std::strtod(word.c_str(), &end);
+      if (end && *end == '\0') {
+        if (!label.empty()) pr.phase_ms[label] += v;
+        label.clear();
+      } else {
+        label += (label.empty() ? "" : "_") + word;
+      }
+    }
+    ++pr.phased;
+    return;
+  }
+}
 
 pass_result run_pass(std::vector<item>& items, const runtime::config& cfg, const std::string& cache,
                      int compilers, kernels::bench_runner& runner) {
@@ -132,6 +162,8 @@ pass_result run_pass(std::vector<item>& items, const runtime::config& cfg, const
     auto r = runner.run(req);
     pr.busy += seconds_since(tb);
     ++pr.evaluated;
+    add_phases(r, pr);
+    pr.phase_ms["worker_total"] += 1e3 * r.wall_s;
     if (r.status == "ok" && r.correct && r.evidence.empty()) ++pr.passed;
   }
   for (auto& th : pool) th.join();
@@ -175,11 +207,31 @@ int throughput(int per_task, int compilers, size_t max_tasks) {
       "| cache | candidates | wall s | evals / GPU-minute | benchmarker busy | passed | compile s (sum) |\n");
   std::printf(
       "|-------|-----------:|-------:|-------------------:|-----------------:|-------:|----------------:|\n");
+  std::vector<std::pair<std::string, pass_result>> passes;
   for (const char* which : {"cold", "warm"}) {
     auto pr = run_pass(items, s.cfg, (cache / "artifacts").string(), compilers, runner);
     std::printf("| %-5s | %10d | %6.1f | %18.1f | %15.0f%% | %6d | %15.1f |\n", which, pr.evaluated, pr.wall,
                 60.0 * pr.evaluated / pr.wall, 100.0 * pr.busy / pr.wall, pr.passed, pr.compile_cpu);
     std::fflush(stdout);
+    passes.emplace_back(which, std::move(pr));
+  }
+  // Where an evaluation's time goes: the mean per evaluation of each phase the worker reports, and the
+  // benchmarker's wait per evaluation (worker time plus the request's round trip).
+  std::printf("\n| cache | ms per evaluation: busy | worker |");
+  const auto& keys = passes.front().second.phase_ms;
+  for (const auto& [k, v] : keys)
+    if (k != "worker_total") std::printf(" %s |", k.c_str());
+  std::printf("\n|-------|------:|------:|");
+  for (const auto& [k, v] : keys)
+    if (k != "worker_total") std::printf("------:|");
+  std::printf("\n");
+  for (const auto& [which, pr] : passes) {
+    const double n = std::max(1, pr.evaluated), np = std::max(1, pr.phased);
+    std::printf("| %-5s | %.1f | %.1f |", which.c_str(), 1e3 * pr.busy / n,
+                pr.phase_ms.count("worker_total") ? pr.phase_ms.at("worker_total") / n : 0.0);
+    for (const auto& [k, v] : keys)
+      if (k != "worker_total") std::printf(" %.1f |", pr.phase_ms.count(k) ? pr.phase_ms.at(k) / np : 0.0);
+    std::printf("\n");
   }
   fs::remove_all(cache);
   return 0;

@@ -5,6 +5,7 @@
 #
 #   bench/gpu_verifier.sh BUILD_DIR OUT_DIR [SHARES]     e.g. SHARES="0.25 0.125"
 #
+# GATES picks the launch gates to measure throughput with (default: device; see below).
 # STEPS picks a subset (default: "build tests corpus throughput fidelity"), for machines whose calls are short.
 # On the lent GPU machine: source .device/setup.sh first (it sets CRUCIBLE_GPU_CMAKE).
 set -u
@@ -32,11 +33,16 @@ if want corpus; then
   "$build/bench/verifier_corpus_bench" --target cuda --json "$out/corpus_cuda.json" > "$out/corpus_cuda.txt" 2>&1
   tail -40 "$out/corpus_cuda.txt"
 fi
+# GATES="device stream" measures the launch gate that fills every SM against the older one that holds only
+# the stream (CRUCIBLE_LAUNCH_GATE=stream), side by side.
 if want throughput; then
-  for share in $shares; do
-    step "throughput, checked_share $share"
-    "$build/bench/cuda_eval_bench" throughput 1 14 benchmark.checked_share="$share" > "$out/throughput_$share.txt" 2>&1
-    tail -6 "$out/throughput_$share.txt"
+  for gate in ${GATES:-device}; do
+    for share in $shares; do
+      step "throughput, checked_share $share, launch gate $gate"
+      CRUCIBLE_LAUNCH_GATE=$gate "$build/bench/cuda_eval_bench" throughput 1 14 benchmark.checked_share="$share" \
+        > "$out/throughput_${share}_$gate.txt" 2>&1
+      tail -9 "$out/throughput_${share}_$gate.txt"
+    done
   done
 fi
 if want fidelity; then

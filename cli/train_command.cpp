@@ -14,6 +14,7 @@
 #include "actors/roles.hpp"
 #include "cli/commands.hpp"
 #include "policies/program_policy.hpp"
+#include "runtime/checkpoints.hpp"
 #include "runtime/config.hpp"
 #include "runtime/control_client.hpp"
 #include "runtime/launch_plan.hpp"
@@ -160,6 +161,20 @@ int train_command(const train_args& args) {
   }
   if (args.dry_run) return dry_run(*cfg, *launch);
   if (launch->role == runtime::process_role::node) return launched_node(args, *cfg, *launch);
+  if (resume) {
+    // A run that already reached its last step has nothing left to train: say so, rather than wait for
+    // run.max_minutes.
+    auto ck = runtime::load_latest_checkpoint(args.resume_dir + "/checkpoints");
+    if (ck && ck->step >= cfg->run.max_steps) {
+      std::printf(
+          "crucible train: the run in %s already reached run.max_steps (%lld) at its checkpoint of step "
+          "%lld; "
+          "nothing to resume (to train on, raise it: --set run.max_steps=N)\n",
+          args.resume_dir.c_str(), static_cast<long long>(cfg->run.max_steps),
+          static_cast<long long>(ck->step));
+      return 0;
+    }
+  }
   auto run = runtime::prepare_run(*cfg, resume);
   if (!run) {
     std::cerr << "crucible train: " << run.message() << "\n";

@@ -54,10 +54,11 @@ expected<envelope> decode(std::string_view bytes) {
   if (!v) return make_error("envelope has no schema version ('v')");
   if (v->type != msgpack::type::POSITIVE_INTEGER)
     return make_error("envelope 'v' is not an unsigned integer");
-  env.version = static_cast<uint32_t>(v->via.u64);
-  if (env.version != schema_version)
-    return make_error("schema version " + std::to_string(env.version) +
+  // Compared as sent: a 64-bit value must not wrap onto the version this build speaks.
+  if (v->via.u64 != schema_version)
+    return make_error("schema version " + std::to_string(v->via.u64) +
                       " is not supported (this build speaks " + std::to_string(schema_version) + ")");
+  env.version = schema_version;
   const auto* kind = find_key(root, "kind");
   if (!kind || kind->type != msgpack::type::STR) return make_error("envelope has no 'kind' string");
   env.kind.assign(kind->via.str.ptr, kind->via.str.size);

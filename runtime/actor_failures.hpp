@@ -26,4 +26,19 @@ void log_failures(Self* self, const std::string& role) {
   });
 }
 
+/// An actor's error as a sentence for people: the message it was made with (make_error(sec, "...")), else
+/// what CAF calls it ("request timed out", not "error(request_timeout)").
+inline std::string error_sentence(const caf::error& err) {
+  const auto& ctx = err.context();
+  for (size_t i = 0; i < ctx.size(); ++i)
+    if (ctx.match_element<std::string>(i)) return ctx.get_as<std::string>(i);
+  if (err.category() == caf::atom("system")) {
+    std::string name = caf::to_string(static_cast<caf::sec>(err.code()));
+    for (auto& c : name)
+      if (c == '_') c = ' ';
+    return name;
+  }
+  return caf::to_string(err);
+}
+
 }  // namespace crucible::runtime

@@ -1,5 +1,7 @@
 #include "runtime/cluster_gateway.hpp"
 
+#include "runtime/actor_failures.hpp"
+
 #include <deque>
 #include <map>
 #include <mutex>
@@ -313,7 +315,7 @@ void on_control(gateway_actor* self, const control_request& req) {
             },
             [=](caf::error& err) {
               status_report r;
-              r.error = "scale " + c.role + ": " + caf::to_string(err);
+              r.error = "scale " + c.role + ": " + error_sentence(err);
               answer(self, client, std::move(r));
             });
   } else {

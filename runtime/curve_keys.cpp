@@ -99,6 +99,25 @@ status write_curve_keypair(const curve_keypair& pair, const std::string& secret_
                            const std::string& public_path) {
   if (!is_z85_key(pair.public_key) || !is_z85_key(pair.secret_key))
     return make_error("refusing to write an incomplete key pair to '" + secret_path + "'");
+  std::error_code ec;
+  if (!public_path.empty() && fs::weakly_canonical(public_path, ec) == fs::weakly_canonical(secret_path, ec))
+    return make_error("the public key file '" + public_path +
+                      "' is the secret key file: give them two names");
+  // A public key written over a secret key file would destroy a key someone may already use.
+  if (!public_path.empty() && fs::exists(public_path, ec)) {
+    auto text = read_text(public_path);
+    if (text && text->find("secret-key") != std::string::npos)
+      return make_error("refusing to write the public key over '" + public_path +
+                        "', which holds a secret key");
+  }
+  // A fresh clone has no keys/ folder: make the folders the paths name (the secret's private to its owner).
+  for (const auto& p : {secret_path, public_path}) {
+    const fs::path dir = fs::path(p).parent_path();
+    if (p.empty() || dir.empty() || fs::is_directory(dir, ec)) continue;
+    if (!fs::create_directories(dir, ec) && ec)
+      return make_error("cannot create the folder '" + dir.string() + "' for '" + p + "': " + ec.message());
+    if (p == secret_path) fs::permissions(dir, fs::perms::owner_all, ec);
+  }
   // O_EXCL: never overwrite a key someone may already have handed out; 0600: the secret stays private.
   int fd = ::open(secret_path.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
   if (fd < 0)

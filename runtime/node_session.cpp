@@ -1,5 +1,7 @@
 #include "runtime/node_session.hpp"
 
+#include "runtime/actor_failures.hpp"
+
 #include <unistd.h>
 
 #include <atomic>
@@ -135,7 +137,7 @@ work_result serve(caf::actor_system& sys, const caf::actor& member, const work_i
   caf::scoped_actor self{sys};
   auto on_error = [&](caf::error& err) {
     out.status = "error";
-    out.error = "stage " + item.stage + " failed on the node: " + caf::to_string(err);
+    out.error = "stage " + item.stage + " failed on the node: " + error_sentence(err);
   };
   if (item.stage == "compile") {
     self->request(member, timeout, compile_atom::value, s.cand)

@@ -34,6 +34,20 @@ caf::actor first_of(caf::scoped_actor& self, const caf::actor& supervisor, const
   return out;
 }
 
+// Stops the supervisor and with it every actor it hosts, waiting (30 s at most) until it is down.
+void stop_actors(caf::scoped_actor& self, const caf::actor& supervisor) {
+  self->monitor(supervisor);
+  self->send(supervisor, stop_atom::value);
+  bool down = false;
+  self->receive_while([&] { return !down; })([&](caf::down_msg&) { down = true; },
+                                             [&](step_atom, int64_t, const std::string&) {},
+                                             caf::after(30s) >>
+                                                 [&] {
+                                                   spdlog::warn("actors did not stop within 30 s");
+                                                   down = true;
+                                                 });
+}
+
 }  // namespace
 
 void request_stop() {
@@ -65,7 +79,7 @@ expected<train_summary> run_training(std::shared_ptr<const run_context> run,
     if (!run->cfg.cluster.listen.empty()) {
       auto gw = spawn_cluster_gateway(sys, run, supervisor);
       if (!gw) {
-        self->send_exit(supervisor, caf::exit_reason::user_shutdown);
+        stop_actors(self, supervisor);  // the actor system's end waits for every actor: none may linger
         std::signal(SIGINT, previous_int);
         std::signal(SIGTERM, previous_term);
         return gw.err();
@@ -127,16 +141,7 @@ expected<train_summary> run_training(std::shared_ptr<const run_context> run,
               [&](int64_t step) { summary.steps = step; },
               [&](caf::error& err) { spdlog::error("final checkpoint failed: {}", caf::to_string(err)); });
     }
-    self->monitor(supervisor);
-    self->send(supervisor, stop_atom::value);
-    bool down = false;
-    self->receive_while([&] { return !down; })([&](caf::down_msg&) { down = true; },
-                                               [&](step_atom, int64_t, const std::string&) {},
-                                               caf::after(30s) >>
-                                                   [&] {
-                                                     spdlog::warn("actors did not stop within 30 s");
-                                                     down = true;
-                                                   });
+    stop_actors(self, supervisor);
     summary.wall_s = run->elapsed_s();
   }
   std::signal(SIGINT, previous_int);

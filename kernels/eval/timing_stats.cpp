@@ -40,11 +40,12 @@ bool outside_stream(const call_clocks& c, const clock_check& k) {
 
 bool tails_are_evidence(int tails, int calls, double max_tail_ms, double proof_ms) {
   if (tails <= 0) return false;
-  return max_tail_ms > proof_ms || (tails >= 2 && 2 * tails >= calls);
+  return max_tail_ms > proof_ms || (tails >= 3 && 2 * tails >= calls);
 }
 
 double charged_ms(const call_clocks& c, const clock_check& k) {
-  double device = outside_stream(c, k) ? std::max(c.event_ms, c.wall_ms - k.null_wall_ms) : c.event_ms;
+  double device = outside_stream(c, k) ? std::max(c.event_ms, c.wall_ms - k.null_wall_ms)
+                                       : c.event_ms + std::max(0.0, c.device_tail_ms - k.null_tail_ms);
   return std::max(device, c.host_ms);
 }
 

@@ -62,6 +62,7 @@ struct call_clocks {
 /// worker (event records and both synchronizes, no work), measured when the worker starts timing.
 struct clock_check {
   double null_wall_ms = 0.0;
+  double null_tail_ms = 0.0;  ///< the device-wide wait of an empty region, when nothing is left to run
   double tail_abs_ms = 0.05;  ///< a device tail above tail_abs_ms + tail_rel * event_ms is outside work
   double tail_rel = 0.05;
   double wall_rel = 1.3;      ///< median wall (less the null region) above wall_rel * median event ...
@@ -73,16 +74,18 @@ struct clock_check {
 bool outside_stream(const call_clocks& c, const clock_check& k);
 
 /// Whether a phase's device tails prove work outside the candidate's stream: one tail longer than
-/// proof_ms does; shorter ones do when they are the rule, at least 2 and at least half of the phase's
-/// calls. A host preempted between its two waits makes isolated tails (under a busy compiler pool, a few
-/// in a hundred calls); work on another stream makes one at every call it is launched from. Isolated
-/// tails still cost the candidate: charged_ms counts the device-wide time of every call that had one.
+/// proof_ms does; shorter ones do when they are the rule, at least 3 and at least half of the phase's
+/// calls (two short tails in an untimed evaluation's three calls were seen on an honest kernel). A host
+/// preempted between its two waits makes isolated tails (under a busy compiler pool, a few in a hundred
+/// calls); work on another stream makes one at every call it is launched from. Isolated tails still cost the
+/// candidate: charged_ms counts the device-wide time of every call that had one.
 bool tails_are_evidence(int tails, int calls, double max_tail_ms, double proof_ms = 0.5);
 
 /// The milliseconds a call is charged: its event time, or, when work escaped the stream, the host's
 /// device-wide figure (wall less the empty region), whichever is larger; and the host's own time in a
 /// gated call when that is longer still (a call cannot be repeated faster than the host can issue it).
-/// All work counts.
+/// A tail too short to be evidence is charged too (less an empty region's): work that outlives the stream
+/// by less than the threshold would otherwise be free. All work counts.
 double charged_ms(const call_clocks& c, const clock_check& k);
 
 /// True when, over a set of calls, the host saw materially more time than the stream events did.

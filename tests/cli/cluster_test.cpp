@@ -538,3 +538,33 @@ TEST(Cluster, APluginStageAndAPythonStageBothTakePart) {
 }
 
 }  // namespace
+
+namespace {
+
+// A head that cannot listen (its port taken by another process, or an endpoint ZeroMQ cannot parse) ends
+// `crucible train` at once with exit code 2 and says why, rather than waiting forever.
+TEST(Cluster, AHeadThatCannotListenEndsTrainWithExitCode2) {
+  int holder = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  ASSERT_EQ(::bind(holder, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ASSERT_EQ(::listen(holder, 1), 0);
+  ASSERT_EQ(::getsockname(holder, reinterpret_cast<sockaddr*>(&a), &len), 0);
+  const std::string taken = "tcp://127.0.0.1:" + std::to_string(ntohs(a.sin_port));
+  for (const auto& [endpoint, why] : {std::pair<std::string, std::string>{taken, "Address already in use"},
+                                      {"tcp:/127.0.0.1:x", "Invalid argument"}}) {
+    auto dir = fresh_dir("cannot-listen");
+    auto t0 = clock_type::now();
+    auto r = run_cli("train --set run.dir=" + dir.string() + " --set cluster.listen=" + endpoint);
+    EXPECT_EQ(r.exit_code, 2) << r.out;
+    EXPECT_NE(r.out.find("cannot listen on '" + endpoint + "': " + why), std::string::npos) << r.out;
+    // Bounded by the work before the bind (loading tasks), not by any wait: seconds, even on a slow machine.
+    EXPECT_LT(std::chrono::duration<double>(clock_type::now() - t0).count(), 60.0);
+    fs::remove_all(dir);
+  }
+  ::close(holder);
+}
+
+}  // namespace

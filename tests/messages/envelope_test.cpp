@@ -115,6 +115,24 @@ TEST(Envelope, WrongVersionIsAClearError) {
       << env.message();
 }
 
+// A version past 32 bits is another version, not this one wrapped: 2^32 + schema_version must not decode.
+TEST(Envelope, AVersionPast32BitsIsNotThisOne) {
+  msgpack::sbuffer buf;
+  msgpack::packer<msgpack::sbuffer> pk(buf);
+  const uint64_t wrapped = (uint64_t{1} << 32) + schema_version;
+  pk.pack_map(3);
+  pk.pack(std::string("v"));
+  pk.pack(wrapped);
+  pk.pack(std::string("kind"));
+  pk.pack(std::string("candidate"));
+  pk.pack(std::string("body"));
+  pk.pack(test::sample_candidate());
+  auto env = decode(std::string_view(buf.data(), buf.size()));
+  ASSERT_FALSE(env);
+  EXPECT_NE(env.message().find("schema version " + std::to_string(wrapped)), std::string::npos)
+      << env.message();
+}
+
 TEST(Envelope, MissingVersionKindOrBodyAreErrors) {
   auto make = [](bool v, bool kind, bool body) {
     msgpack::sbuffer buf;

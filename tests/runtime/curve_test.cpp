@@ -59,6 +59,32 @@ TEST_F(CurveKeys, GeneratedPairsAreZ85AndSurviveTheirFiles) {
   EXPECT_EQ(st.st_mode & 0777, 0600u) << "the secret key file must be private";
 }
 
+// `crucible keygen --secret keys/cluster.key` in a fresh clone: the folder is made, private to its owner.
+TEST_F(CurveKeys, FoldersThePathsNameAreMade) {
+  auto pair = *generate_curve_keypair();
+  ASSERT_TRUE(write_curve_keypair(pair, path("keys/cluster.key"), path("pub/cluster.pub")));
+  EXPECT_EQ(*read_curve_public(path("pub/cluster.pub")), pair.public_key);
+  EXPECT_EQ(read_curve_secret(path("keys/cluster.key"))->secret_key, pair.secret_key);
+  struct stat st {};
+  ASSERT_EQ(::stat(path("keys").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+}
+
+// The same path twice, or a public key aimed at an existing secret: refused before anything is written.
+TEST_F(CurveKeys, APublicKeyNeverOverwritesASecret) {
+  auto pair = *generate_curve_keypair();
+  auto same = write_curve_keypair(pair, path("k.key"), path("k.key"));
+  ASSERT_FALSE(same);
+  EXPECT_NE(same.message().find("is the secret key file"), std::string::npos) << same.message();
+  EXPECT_FALSE(std::filesystem::exists(path("k.key")));
+  auto first = make_pair("first");
+  auto onto = write_curve_keypair(pair, path("second.key"), path("first.key"));
+  ASSERT_FALSE(onto);
+  EXPECT_NE(onto.message().find("holds a secret key"), std::string::npos) << onto.message();
+  EXPECT_EQ(read_curve_secret(path("first.key"))->secret_key, first.secret_key)
+      << "the first secret survives";
+}
+
 TEST_F(CurveKeys, MistakesAreClearErrors) {
   auto pair = make_pair("a");
   // Never overwrite a secret someone may already use.

@@ -309,9 +309,13 @@ cuda_evaluator::cuda_evaluator(int device) : impl_(std::make_unique<impl>()) {
     cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device);
     m.l2_bytes = static_cast<size_t>(std::max(l2, 0));
     m.peak_bytes_per_s = 2.0 * clock_khz * 1e3 * bus_bits / 8.0;  // double data rate
-    m.stream_holder =
-        c10::cuda::getStreamFromPool(/*isHighPriority=*/false, static_cast<c10::DeviceIndex>(device));
-    m.stream = m.stream_holder->stream();
+    // The greatest priority the device has: work the candidate puts on a stream of its own may equal it but
+    // never preempt the launch gate's hold or the call's own stream.
+    int least = 0, greatest = 0;
+    check_api(cudaDeviceGetStreamPriorityRange(&least, &greatest), "cudaDeviceGetStreamPriorityRange");
+    check_api(cudaStreamCreateWithPriority(&m.stream, cudaStreamNonBlocking, greatest),
+              "cudaStreamCreateWithPriority");
+    m.stream_holder = c10::cuda::getStreamFromExternal(m.stream, static_cast<c10::DeviceIndex>(device));
     if (cublasCreate(&m.blas) != CUBLAS_STATUS_SUCCESS) throw std::runtime_error("cublasCreate failed");
     cublasSetStream(m.blas, m.stream);
     // Candidates compute in float32 unless they ask cuBLAS otherwise themselves (no TF32 by default).
@@ -339,6 +343,8 @@ cuda_evaluator::~cuda_evaluator() {
   if (m.blas) cublasDestroy(m.blas);
   if (m.ev0) cudaEventDestroy(m.ev0);
   if (m.ev1) cudaEventDestroy(m.ev1);
+  m.gate.reset();
+  if (m.stream) cudaStreamDestroy(m.stream);
 }
 
 const std::string& cuda_evaluator::init_error() const {
@@ -351,8 +357,11 @@ bool cuda_evaluator::must_exit() const {
 std::string cuda_evaluator::describe() const {
   const auto& m = *impl_;
   if (!m.init_error.empty()) return "no usable CUDA device: " + m.init_error;
+  std::string gate = !m.gate || !m.gate->error().empty() ? "; no launch gate"
+                     : m.gate->scope_note().empty()      ? ""
+                                                         : "; " + m.gate->scope_note();
   return m.name + ", " + std::to_string(m.sms) + " SMs, L2 " + std::to_string(m.l2_bytes >> 20) + " MiB, " +
-         fmt_number(m.peak_bytes_per_s / 1e12) + " TB/s";
+         fmt_number(m.peak_bytes_per_s / 1e12) + " TB/s" + gate;
 }
 
 namespace {
@@ -395,6 +404,7 @@ class cuda_backend final : public device_backend {
     ctx_.workspace = workspace_.data_ptr();
     ctx_.workspace_bytes = static_cast<size_t>(ws);
     ctx_.blas = m.blas;
+    const auto t_alloc = clock_type::now();
     relieve_memory_pressure();
     for (size_t k = 0; k < evaluation_protocol::slots_needed(opt_); ++k) {
       device_set set;
@@ -402,7 +412,17 @@ class cuda_backend final : public device_backend {
       set.out = make_output();
       slots_.push_back(std::move(set));
     }
+    costs.alloc_ms = ms_between(t_alloc, clock_type::now());
   }
+
+  /// Where the backend's time went (milliseconds), for the phases_ms note: what each check costs.
+  struct backend_costs {
+    int regions = 0;       ///< flushed, gated, timed calls (candidate, baselines, empty calibration)
+    double region_ms = 0;  ///< all of them, flush included
+    double flush_ms = 0;   ///< device-wide waits and the L2 flush before each
+    double settle_ms = 0;  ///< pauses after checked calls
+    double alloc_ms = 0;   ///< the slots
+  } costs;
 
   bool leaked() const { return leaked_; }
 
@@ -469,8 +489,10 @@ class cuda_backend final : public device_backend {
     c.want_digest = digest(want);
 
     // Deferred work from host threads shows after a pause.
-    if (opt_.settle_ms > 0)
+    if (opt_.settle_ms > 0) {
       std::this_thread::sleep_for(std::chrono::microseconds(static_cast<int64_t>(opt_.settle_ms * 1000)));
+      costs.settle_ms += opt_.settle_ms;
+    }
     check_api(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
     if (!same(set.out, after_device))
       add_evidence(r_, evidence_kind::output_changed_after_return,
@@ -755,6 +777,12 @@ class cuda_backend final : public device_backend {
   // has finished), the L2 evicted, and the device idle again, so nothing the candidate starts can overlap
   // the flush or inherit work of the call before.
   void flush() {
+    const auto t0 = clock_type::now();
+    struct charge {  // every way out of the flush is counted
+      double& into;
+      clock_type::time_point t0;
+      ~charge() { into += ms_between(t0, clock_type::now()); }
+    } counted{costs.flush_ms, t0};
     check_api(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
     if (!opt_.flush_cache) return;
     // Lines marked persisting survive an ordinary flush: while a carve-out for them exists (a candidate made
@@ -807,6 +835,8 @@ class cuda_backend final : public device_backend {
   template <class F>
   call_result region(F&& f, bool checked, bool candidate, const at::Tensor* snapshot, const std::string& what,
                      at::Tensor snapshot_into = {}) {
+    const auto t_region = clock_type::now();
+    ++costs.regions;
     call_result res;
     // The candidate's first call is not gated: CUDA loads its kernels lazily at their first launch, which
     // waits on the device, and a held stream would make it wait for the gate's watchdog. Every later call,
@@ -864,6 +894,7 @@ class cuda_backend final : public device_backend {
     res.clocks.wall_ms = ms_between(t_open, t_device) - ms_between(t_stream, t_snap);
     res.clocks.device_tail_ms = ms_between(t_snap, t_device);
     res.ok = res.error.empty();
+    costs.region_ms += ms_between(t_region, clock_type::now());
     return res;
   }
 
@@ -935,14 +966,17 @@ class cuda_backend final : public device_backend {
       }
   }
 
-  // The wall time of an empty region on this worker: the flush, events, both waits, no work.
+  // The wall time of an empty region on this worker (the flush, events, both waits, no work), and its
+  // device-wide wait with nothing left to run.
   void calibrate_null_region() {
-    std::vector<double> walls;
+    std::vector<double> walls, tails;
     for (int i = 0; i < 21; ++i) {
       auto c = region([] { return 0; }, false, false, nullptr, "an empty region");
       walls.push_back(c.clocks.wall_ms);
+      tails.push_back(c.clocks.device_tail_ms);
     }
     check_.null_wall_ms = median(walls);
+    check_.null_tail_ms = median(tails);
   }
 
   const eval_request& req_;
@@ -1026,7 +1060,11 @@ bench_result cuda_evaluator::evaluate(const eval_request& req, const std::string
     r.notes.push_back("phases_ms: setup " + fmt_number(ms_between(t0, t_load)) + ", correctness " +
                       fmt_number(s.correctness) + ", timing " + fmt_number(s.timing) + " (fresh values " +
                       fmt_number(s.fill) + ", checks " + fmt_number(s.check) + "), post_timing " +
-                      fmt_number(s.post_timing) + " (memo probe " + fmt_number(s.memo) + ")");
+                      fmt_number(s.post_timing) + " (memo probe " + fmt_number(s.memo) + "); calls " +
+                      std::to_string(backend.costs.regions) + ", regions " +
+                      fmt_number(backend.costs.region_ms) + " (flush " + fmt_number(backend.costs.flush_ms) +
+                      "), settle " + fmt_number(backend.costs.settle_ms) + ", slots " +
+                      fmt_number(backend.costs.alloc_ms));
   } catch (const cuda_fault& f) {
     lost(f.status, f.what());
   } catch (const std::exception& e) {

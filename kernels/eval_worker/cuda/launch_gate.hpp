@@ -1,11 +1,15 @@
-// Holds a stream closed while the host enqueues a timed call, so the stream events around the call time
-// the device's work and not how quickly the host dispatched it (nvbench's blocking kernel, done with a
-// stream memory wait on a host-mapped word). The host's own time in the call is measured apart.
+// Holds the device closed while the host enqueues a timed call, so the stream events around the call time
+// the device's work and not how quickly the host dispatched it (nvbench's blocking kernel): a kernel on the
+// call's stream whose blocks fill every SM spins on a host-mapped word until the host opens the gate.
+// Filling the SMs, not only holding the stream, matters: work the call puts on another stream cannot start
+// while the host is still inside the call, before the first event, where no clock of the worker sees it.
+// The host's own time in the call is measured apart.
 // A call that waits on the device inside its launch (a synchronize, or more launches than a stream
 // queues: about a thousand) would wait on the closed gate forever: a watchdog opens it after the
 // deadline, and open() reports that it had to.
 #pragma once
 
+#include <cuda.h>
 #include <cuda_runtime.h>
 
 #include <chrono>
@@ -19,6 +23,7 @@ namespace crucible::kernels {
 
 class launch_gate {
  public:
+  /// For the current device, whose context must be current on this thread.
   explicit launch_gate(std::chrono::milliseconds deadline);
   ~launch_gate();
   launch_gate(const launch_gate&) = delete;
@@ -27,8 +32,11 @@ class launch_gate {
   /// Empty while the gate works; why it does not otherwise (then callers time launches with the call).
   const std::string& error() const { return error_; }
 
-  /// Enqueues the wait on `stream` and arms the watchdog. False (and error() set) when the device
-  /// refused the wait.
+  /// Empty when the gate fills every SM; otherwise why it holds only the stream (a stream memory wait).
+  const std::string& scope_note() const { return scope_note_; }
+
+  /// Enqueues the hold on `stream` and arms the watchdog. False (and error() set) when the device
+  /// refused it.
   bool close(cudaStream_t stream);
 
   /// Opens the gate. False when the watchdog had already opened it: the call blocked on the device.
@@ -37,11 +45,15 @@ class launch_gate {
  private:
   void watch();
   void release();  ///< lets the stream past the current round
+  void load_hold_kernel();
 
   std::chrono::milliseconds deadline_;
-  std::string error_;
+  std::string error_, scope_note_;
   volatile uint32_t* word_ = nullptr;  ///< host-mapped; the stream waits until it reaches round_
   void* word_device_ = nullptr;
+  CUmodule module_ = nullptr;
+  CUfunction hold_ = nullptr;  ///< null: the gate is a stream memory wait
+  unsigned blocks_ = 0, threads_ = 0;
   uint32_t round_ = 0;
   std::mutex mu_;
   std::condition_variable cv_;

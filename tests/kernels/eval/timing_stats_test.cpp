@@ -19,9 +19,23 @@ TEST(TimingStats, MedianMeanCv) {
 TEST(TimingStats, WorkThatStaysOnTheStreamIsChargedItsEventTime) {
   clock_check k;
   k.null_wall_ms = 0.010;
-  call_clocks c{0.200, 0.215, 0.004};  // device idle 4 us after our stream: nothing else ran
+  k.null_tail_ms = 0.004;
+  call_clocks c{0.200, 0.215, 0.004};  // device idle 4 us after our stream, as after an empty region
   EXPECT_FALSE(outside_stream(c, k));
   EXPECT_DOUBLE_EQ(charged_ms(c, k), 0.200);
+}
+
+// Work on another stream that ends within the tail threshold after the call's stream is no evidence, but it
+// is not free either: the tail beyond an empty region's is charged.
+TEST(TimingStats, AShortTailIsCharged) {
+  clock_check k;
+  k.null_wall_ms = 0.010;
+  k.null_tail_ms = 0.004;
+  call_clocks c{0.150, 0.205, 0.040};
+  EXPECT_FALSE(outside_stream(c, k));
+  EXPECT_NEAR(charged_ms(c, k), 0.186, 1e-12);
+  call_clocks quicker{0.150, 0.160, 0.002};  // a wait quicker than the empty region's costs nothing
+  EXPECT_DOUBLE_EQ(charged_ms(quicker, k), 0.150);
 }
 
 TEST(TimingStats, WorkOnAnotherStreamIsChargedTheDeviceWideTime) {
@@ -39,6 +53,7 @@ TEST(TimingStats, WorkOnAnotherStreamIsChargedTheDeviceWideTime) {
 TEST(TimingStats, AGatedCallIsChargedItsHostTimeWhenThatIsLonger) {
   clock_check k;
   k.null_wall_ms = 0.010;
+  k.null_tail_ms = 0.004;
   // A library call that spends 0.3 ms on the host to enqueue 0.2 ms of device work: it cannot be
   // repeated faster than the host issues it.
   call_clocks slow_host{0.200, 0.212, 0.004, 0.300};
@@ -67,6 +82,8 @@ TEST(TimingStats, IsolatedTailsAreHostNoiseATailAtEveryCallIsEvidence) {
   EXPECT_FALSE(tails_are_evidence(2, 6, 0.08));   // two of six: still the exception (seen on an H200 host)
   EXPECT_FALSE(tails_are_evidence(5, 70, 0.09));  // a few in a timed phase under a busy compiler pool
   EXPECT_TRUE(tails_are_evidence(3, 6, 0.08));    // half the calls
+  EXPECT_FALSE(tails_are_evidence(2, 3, 0.06));   // two short ones of three calls (honest, on an H200)
+  EXPECT_TRUE(tails_are_evidence(3, 3, 0.06));    // every call of an untimed evaluation
   EXPECT_TRUE(tails_are_evidence(6, 6, 0.11));    // a side stream at every call
   EXPECT_TRUE(tails_are_evidence(1, 70, 0.9));    // one tail this long is proof by itself
   EXPECT_FALSE(tails_are_evidence(1, 1, 0.06));   // one call alone never convicts on a short tail

@@ -2,7 +2,9 @@
 // program and random programs are emitted, compiled with nvcc (in parallel) and checked by the CUDA eval
 // worker against the reference on several seeds (heavy-tailed included) with every hack check on. Timing is
 // off here (bench/cuda_eval_bench measures speed); a program flagged work_outside_stream is evaluated once
-// more with timing, to show whether its device tails persist. Label gpu: skipped without a device.
+// more with timing, to show whether its device tails persist. A fast-math program may be judged incorrect
+// (its approximations are a trade the policy learns); every other failure fails the test. Label gpu:
+// skipped without a device.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -59,7 +61,7 @@ TEST(CudaEmitters, EveryTaskEagerAndRandomProgramsAreCorrectOnTheDevice) {
   cfg.eval.timing = false;
   bench_runner runner(cfg.worker, cfg.runner);
   int passed = 0;
-  std::vector<std::string> failures;
+  std::vector<std::string> failures, inexact;
   for (size_t j = 0; j < jobs.size(); ++j) {
     auto& jb = jobs[j];
     std::string what = jb.task->name + " " + jb.label + " (" + jb.program_text + ")";
@@ -77,6 +79,14 @@ TEST(CudaEmitters, EveryTaskEagerAndRandomProgramsAreCorrectOnTheDevice) {
     bool ok = r.status == "ok" && r.correct && r.evidence.empty();
     if (ok) {
       ++passed;
+      continue;
+    }
+    // Fast math trades accuracy by design (approximate intrinsics): such a program may miss the tolerance on
+    // the heavy-tailed seed, an outcome the policy learns from. It must still run cleanly and be judged
+    // incorrect, never crash or look like a hack; accurate math must always be right.
+    if (r.status == "ok" && !r.correct && r.evidence.empty() &&
+        jb.program_text.find("math=fast") != std::string::npos) {
+      inexact.push_back(what + ": max_abs_err " + std::to_string(r.max_abs_err));
       continue;
     }
     std::string notes;
@@ -103,6 +113,7 @@ TEST(CudaEmitters, EveryTaskEagerAndRandomProgramsAreCorrectOnTheDevice) {
   }
   std::printf("CUDA emitters on the device: %d of %zu programs correct (%zu tasks, eager + %d random each)\n",
               passed, jobs.size(), suite->size(), randoms);
+  for (const auto& f : inexact) std::printf("inexact, fast math (allowed): %s\n", f.c_str());
   for (const auto& f : failures) std::printf("FAIL %s\n", f.c_str());
   EXPECT_TRUE(failures.empty()) << failures.size() << " programs failed (listed above)";
 }

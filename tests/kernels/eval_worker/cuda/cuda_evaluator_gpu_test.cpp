@@ -1,7 +1,8 @@
 // The CUDA evaluation engine on hand-written candidates for k1_softsign (tests/data/candidates/cuda): a
 // correct fused kernel, a wrong one, one that writes to an illegal address, one that never ends, one that
 // hides its work on a stream of its own, one that synchronizes inside its call, one with milliseconds of
-// host time per call and one that keeps most of the device's memory. Label gpu: skipped without a device.
+// host time per call, one that polls for its own stream inside the call and one that keeps most of the
+// device's memory. Label gpu: skipped without a device.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -123,6 +124,23 @@ TEST_F(CudaEvaluator, HostTimeInTheCallIsChargedWhenLongerThanTheDevices) {
   // 0.14 ms on an H200), and that, not the kernel's time, is what the call is charged.
   ASSERT_GT(host_ms, 2 * fused.bench.timing.candidate_ms_median) << evaluation_json(e);
   EXPECT_GT(e.bench.timing.candidate_ms_median, 0.9 * host_ms) << evaluation_json(e);
+}
+
+// Work launched on another stream while the host is inside a gated call may not start until the call has
+// returned and the gate opens (the gate fills every SM): such work cannot hide before the first event. The
+// candidate polls for its own stream's kernel for up to 20 ms; a kernel of 0.1 ms that ran during the call
+// would end the poll at once. Joined back to ctx->stream, it is honest, and passes.
+TEST_F(CudaEvaluator, WorkOnAnotherStreamCannotRunBeforeTheGateOpens) {
+  auto e = eval("softsign_private_stream_polled");
+  ASSERT_TRUE(e.compiled.ok) << e.compiled.log;
+  EXPECT_EQ(e.judged.outcome, "pass") << evaluation_json(e);
+  ASSERT_TRUE(e.bench.timed) << evaluation_json(e);
+  const std::string prefix = "launch: the candidate's host time per call, median ";
+  auto note = std::find_if(e.bench.notes.begin(), e.bench.notes.end(),
+                           [&](const std::string& n) { return n.rfind(prefix, 0) == 0; });
+  ASSERT_NE(note, e.bench.notes.end()) << evaluation_json(e);
+  EXPECT_GE(std::stod(note->substr(prefix.size())), 19.0) << "the kernel ran while the gate was closed";
+  EXPECT_GE(e.bench.timing.candidate_ms_median, 19.0) << "the host's poll is the call's time";
 }
 
 // Device memory a candidate takes and keeps: its own evaluation may fail (LibTorch out of memory) or

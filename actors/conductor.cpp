@@ -14,6 +14,7 @@
 #include "kernels/verify/verdict_vocabulary.hpp"
 #include "messages/type_ids.hpp"
 #include "runtime/actor_failures.hpp"
+#include "runtime/pipeline_stages.hpp"
 
 namespace crucible::actors {
 namespace {
@@ -59,13 +60,6 @@ struct conductor_state {
 };
 
 using conductor_actor = caf::stateful_actor<conductor_state>;
-
-std::string role_of(const std::string& stage) {
-  if (stage == "compile") return "compiler";
-  if (stage == "benchmark") return "benchmarker";
-  if (stage == "verify") return "verifier";
-  return stage;  // a custom stage is served by the role of the same name
-}
 
 caf::actor pick(conductor_actor* self, const std::string& role) {
   auto it = self->state.pools.find(role);
@@ -225,7 +219,7 @@ void dispatch(conductor_actor* self, const std::string& id) {
     c.scored.bench.error = "not compiled";
     return advance(self, id);
   }
-  caf::actor a = pick(self, role_of(stage));
+  caf::actor a = pick(self, runtime::role_of_stage(stage));
   if (!a) {  // the pool is empty for now (its member is restarting): try again shortly
     self->delayed_send(self, 250ms, stage_atom::value, id);
     return;

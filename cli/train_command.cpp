@@ -3,6 +3,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <mutex>
 #include <optional>
@@ -21,6 +22,7 @@
 #include "runtime/logging.hpp"
 #include "runtime/node_session.hpp"
 #include "runtime/plugin_loader.hpp"
+#include "runtime/run_checks.hpp"
 #include "runtime/run_context.hpp"
 #include "runtime/train_session.hpp"
 
@@ -41,8 +43,9 @@ std::string commented(const std::string& text) {
   return out;
 }
 
-// --dry-run: the resolved config, then the placement plan and the tasks as comments. Exit 2 when the run
-// could not start (its tasks do not resolve).
+// --dry-run: the resolved config, then the placement plan and the tasks as comments. Every check `train`
+// makes before it starts anything runs here too (tasks, plugins, roles, the pipeline): exit 2 when the run
+// could not start.
 int dry_run(const runtime::config& cfg, const runtime::launch_info& launch) {
   std::cout << runtime::to_yaml(cfg) << "\n"
             << commented(runtime::format_placement(runtime::plan_placement(cfg, launch)));
@@ -57,6 +60,21 @@ int dry_run(const runtime::config& cfg, const runtime::launch_info& launch) {
   if (tasks->size() > 12) names += ", ... (" + std::to_string(tasks->size() - 12) + " more)";
   std::cout << commented("tasks (" + std::to_string(tasks->size()) + ", target " + cfg.target +
                          "): " + names);
+  std::cout.flush();
+  runtime::role_registry registry;
+  actors::register_builtin_roles(registry);
+  const auto level = spdlog::get_level();
+  spdlog::set_level(spdlog::level::warn);  // the YAML on stdout stays YAML
+  auto plugins = runtime::load_configured_plugins(cfg, registry);
+  spdlog::set_level(level);
+  if (!plugins) {
+    std::cerr << "crucible train: " << plugins.message() << "\n";
+    return 2;
+  }
+  if (auto st = runtime::check_run_plan(cfg, &registry); !st) {
+    std::cerr << "crucible train: the run cannot start: " << st.message() << "\n";
+    return 2;
+  }
   return 0;
 }
 
@@ -161,6 +179,12 @@ int train_command(const train_args& args) {
   }
   if (args.dry_run) return dry_run(*cfg, *launch);
   if (launch->role == runtime::process_role::node) return launched_node(args, *cfg, *launch);
+  // Found before the run directory is touched (a typo must not move the previous run aside); the roles that
+  // plugins add are checked once they are loaded.
+  if (auto st = runtime::check_run_plan(*cfg, nullptr); !st) {
+    std::cerr << "crucible train: " << st.message() << "\n";
+    return 2;
+  }
   if (resume) {
     // A run that already reached its last step has nothing left to train: say so, rather than wait for
     // run.max_minutes.
@@ -231,8 +255,17 @@ int train_command(const train_args& args) {
     else
       std::printf("  %-28s %7.2fx\n", t.name.c_str(), it->second);
   }
-  std::printf("metrics: %s/metrics.jsonl  replay: %s/replay.sqlite  checkpoints: %s/checkpoints/\n",
-              (*run)->dir.c_str(), (*run)->dir.c_str(), (*run)->dir.c_str());
+  // Only what the run wrote: a run that never made a step has no metrics to point to.
+  struct output {
+    const char *label, *exists, *shown;
+  };
+  std::string files;
+  for (const output& o : {output{"metrics", "metrics.jsonl", "metrics.jsonl"},
+                          output{"replay", "replay.sqlite", "replay.sqlite"},
+                          output{"checkpoints", "checkpoints/LATEST", "checkpoints/"}})
+    if (std::filesystem::exists((*run)->path(o.exists)))
+      files += std::string(files.empty() ? "" : "  ") + o.label + ": " + (*run)->path(o.shown);
+  std::printf("%s\n", files.empty() ? "nothing written: the run made no learner step" : files.c_str());
   spdlog::shutdown();
   return 0;
 }

@@ -1,6 +1,7 @@
 #include "runtime/cluster_gateway.hpp"
 
 #include "runtime/actor_failures.hpp"
+#include "runtime/pipeline_stages.hpp"
 
 #include <deque>
 #include <map>

@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "runtime/pipeline_stages.hpp"
 #include "runtime/split_fields.hpp"
 
 extern char** environ;
@@ -41,13 +42,6 @@ bool parse_count(const std::string& s, int64_t& out) {
   if (!all_digits(t) || t.size() > 18) return false;
   out = std::stoll(t);
   return true;
-}
-
-std::string role_of_stage(const std::string& stage) {
-  if (stage == "compile") return "compiler";
-  if (stage == "benchmark") return "benchmarker";
-  if (stage == "verify") return "verifier";
-  return stage;  // a plugin stage's role is named for it
 }
 
 // The host part of a tcp:// endpoint, brackets of an IPv6 address removed; empty when not tcp://.

@@ -13,6 +13,7 @@
 #include <caf/all.hpp>
 
 #include "messages/type_ids.hpp"
+#include "runtime/pipeline_stages.hpp"
 #include "runtime/plugin_api.hpp"
 
 namespace crucible::runtime {
@@ -160,11 +161,9 @@ class host_impl final : public plugin_host {
       return refuse("role name '" + role +
                     "' is invalid: use 1 to 64 letters, digits, '_' or '-' (it is also the stage's name in "
                     "pipeline: and its key in roles:)");
-    if (role == "compile" || role == "benchmark" || role == "verify")
+    if (is_builtin_stage(role))
       return refuse("role name '" + role + "' is a built-in stage, which is always served by " +
-                    (role == "compile"     ? "compiler"
-                     : role == "benchmark" ? "benchmarker"
-                                           : "verifier") +
+                    role_of_stage(role) +
                     "; name the role differently, or replace that role (replace = true)");
     if (std::find(roles_.begin(), roles_.end(), role) != roles_.end())
       return refuse("role '" + role + "' is registered twice by this plugin");

@@ -36,13 +36,6 @@ expected<stage_request> decode_stage_work(const work_item& item) {
   return make_error("work " + std::to_string(item.request_id) + ": no scored_candidate in its payload");
 }
 
-std::string stage_of_role(const std::string& role) {
-  if (role == "compiler") return "compile";
-  if (role == "benchmarker") return "benchmark";
-  if (role == "verifier") return "verify";
-  return role;
-}
-
 status apply_stage_result(const std::string& stage, const work_result& result, scored_candidate& s) {
   if (result.status != "ok")
     return make_error("stage " + stage + " on a node: " + result.status +

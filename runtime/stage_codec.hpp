@@ -26,9 +26,6 @@ work_item encode_stage_work(const std::string& stage, const std::string& role, c
 /// Errors: no scored_candidate envelope, an undecodable one.
 expected<stage_request> decode_stage_work(const work_item& item);
 
-/// The built-in stage name of a role's default stage, or the role itself (a custom stage).
-std::string stage_of_role(const std::string& role);
-
 /// Folds a stage's answer (work_result.payload) into `s`: compile -> s.compiled, benchmark -> s.bench,
 /// verify -> s.judged, custom -> s, or, when a custom stage answers with a verdict, a second opinion that
 /// convicts but never acquits (a pass only adds its evidence and its review, if any; any other outcome

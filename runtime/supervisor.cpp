@@ -1,5 +1,7 @@
 #include "runtime/supervisor.hpp"
 
+#include "runtime/run_checks.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <deque>
@@ -209,31 +211,7 @@ caf::behavior supervisor(supervisor_actor* self, std::shared_ptr<const run_conte
 
 expected<caf::actor> spawn_supervisor(caf::actor_system& sys, std::shared_ptr<const run_context> run,
                                       std::shared_ptr<const role_registry> registry, caf::actor observer) {
-  std::string known;
-  for (const auto& r : registry->roles()) known += (known.empty() ? "" : ", ") + r;
-  for (const auto& [role, n] : run->cfg.roles)
-    if (n > 0 && !registry->find(role))
-      return make_error("roles." + role + ": no such role (known roles: " + known + ")");
-  // A head's pipeline stages may all be served by nodes that join later (cluster.listen).
-  const bool remote_stages = !run->cfg.cluster.listen.empty();
-  for (const auto& stage : run->cfg.pipeline) {
-    if (remote_stages) break;
-    std::string role = stage == "compile"     ? "compiler"
-                       : stage == "benchmark" ? "benchmarker"
-                       : stage == "verify"    ? "verifier"
-                                              : stage;
-    auto it = run->cfg.roles.find(role);
-    if (it == run->cfg.roles.end() || it->second < 1)
-      return make_error("pipeline: stage '" + stage + "' needs at least one '" + role + "' in roles");
-  }
-  for (const char* role : {"conductor", "generator", "replay_buffer", "learner"}) {
-    auto it = run->cfg.roles.find(role);
-    if (it == run->cfg.roles.end() || it->second < 1)
-      return make_error(std::string("roles.") + role + ": expected >= 1");
-  }
-  for (const char* role : {"conductor", "replay_buffer", "learner"})
-    if (run->cfg.roles.at(role) != 1)
-      return make_error(std::string("roles.") + role + ": exactly 1 is supported");
+  if (auto st = check_run_plan(run->cfg, registry.get()); !st) return st.err();
   return sys.spawn(supervisor, std::move(run), std::move(registry), std::move(observer));
 }
 

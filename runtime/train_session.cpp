@@ -1,8 +1,11 @@
 #include "runtime/train_session.hpp"
 
+#include "runtime/pipeline_stages.hpp"
+
 #include <atomic>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 
 #include <spdlog/spdlog.h>
@@ -76,6 +79,7 @@ expected<train_summary> run_training(std::shared_ptr<const run_context> run,
     const auto& rc = run->cfg.run;
     // A head: nodes join on cluster.listen and serve pipeline stages beside (or instead of) local actors.
     caf::actor gateway;
+    std::string join_hint;  // what a node passes to --join; a wildcard's host is left to the reader
     if (!run->cfg.cluster.listen.empty()) {
       auto gw = spawn_cluster_gateway(sys, run, supervisor);
       if (!gw) {
@@ -85,6 +89,10 @@ expected<train_summary> run_training(std::shared_ptr<const run_context> run,
         return gw.err();
       }
       gateway = gw->actor;
+      join_hint = gw->endpoint;
+      for (const char* any : {"0.0.0.0", "*", "[::]"})
+        if (auto at = join_hint.find(any); at != std::string::npos)
+          join_hint.replace(at, std::strlen(any), "<this host>");
       std::ofstream(run->path("cluster_endpoint")) << gw->endpoint << "\n";
       std::fprintf(stdout, "cluster: listening on %s%s\n", gw->endpoint.c_str(),
                    gw->public_key.empty() ? "" : (" (CURVE, head key " + gw->public_key + ")").c_str());
@@ -94,7 +102,24 @@ expected<train_summary> run_training(std::shared_ptr<const run_context> run,
     spdlog::info("run {}: {} tasks, {} steps, at most {} minutes", run->dir, run->tasks.size(), rc.max_steps,
                  rc.max_minutes);
     bool finished = false;
+    // A head whose stages wait for nodes says so every few seconds until every stage has a member.
+    auto next_wait_note = std::chrono::steady_clock::now() + 3s;
+    bool stages_served = run->cfg.cluster.listen.empty();
     while (!finished) {
+      if (!stages_served && std::chrono::steady_clock::now() >= next_wait_note) {
+        std::string missing;
+        for (const auto& stage : run->cfg.pipeline)
+          if (!first_of(self, supervisor, role_of_stage(stage)))
+            missing += (missing.empty() ? "" : ", ") + stage + " (" + role_of_stage(stage) + ")";
+        stages_served = missing.empty();
+        if (!stages_served) {
+          std::fprintf(
+              stdout, "crucible train: waiting for nodes to serve %s (crucible node --join %s --roles ...)\n",
+              missing.c_str(), join_hint.c_str());
+          std::fflush(stdout);
+        }
+        next_wait_note = std::chrono::steady_clock::now() + 5s;
+      }
       self->receive(
           [&](step_atom, int64_t step, const std::string& line) {
             summary.steps = step;

@@ -567,4 +567,22 @@ TEST(Cluster, AHeadThatCannotListenEndsTrainWithExitCode2) {
   ::close(holder);
 }
 
+// A head whose stages are all left to nodes, and no node: it says what it waits for, every few seconds,
+// rather than nothing; stopped, it points only to what it wrote.
+TEST(Cluster, AHeadWithoutNodesSaysWhatItWaitsFor) {
+  auto dir = fresh_dir("no_nodes");
+  process head(head_args(dir, sets({"run.max_minutes=3", "run.shutdown_grace_s=2"}) + remote_stages),
+               (dir / "head.log").string());
+  const std::string note =
+      "crucible train: waiting for nodes to serve compile (compiler), benchmark (benchmarker), verify "
+      "(verifier)";
+  ASSERT_TRUE(eventually(60s, [&] { return head.output().find(note) != std::string::npos; }))
+      << head.output();
+  head.signal(SIGINT);
+  ASSERT_TRUE(head.wait_for(120s)) << head.output();
+  EXPECT_EQ(head.output().find("metrics: "), std::string::npos)
+      << "no step, so no metrics.jsonl to point to\n"
+      << head.output();
+}
+
 }  // namespace

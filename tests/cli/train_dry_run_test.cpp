@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -75,6 +77,28 @@ TEST(TrainDryRun, WarningsAndErrorsOfAConfigThatWouldNotRun) {
   r = crucible("train --config " + cluster_yaml + " --dry-run --set tasks.include=[no_such_task]");
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_TRUE(contains(r.out, "crucible train: tasks.include: no task named 'no_such_task'")) << r.out;
+}
+
+// What `train` would refuse, --dry-run refuses too, with exit code 2: a pipeline out of order, a singleton
+// role at 0, a stage no role serves without a cluster. `train` refuses them before it makes the run's folder.
+TEST(TrainDryRun, APlanThatCannotStartEndsWithExitCode2) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"--set 'pipeline=[compile, verify, benchmark]'",
+       "pipeline: stage 'verify' comes before 'benchmark' ([compile, verify, benchmark])"},
+      {"--set 'pipeline=[compile, benchmark]'", "pipeline: stage 'verify' is missing"},
+      {"--set roles.learner=0", "roles.learner: expected >= 1"},
+      {"--set roles.verifier=0", "pipeline: stage 'verify' needs at least one 'verifier' in roles"},
+  };
+  for (const auto& [set, why] : cases) {
+    std::string dir = fresh_temp_dir("cannot-start");
+    auto r = crucible("train --dry-run --set run.dir=" + dir + " " + set);
+    EXPECT_EQ(r.exit_code, 2) << set << "\n" << r.out;
+    EXPECT_TRUE(contains(r.out, "crucible train: the run cannot start: " + why)) << r.out;
+    r = crucible("train --set run.dir=" + dir + " " + set);
+    EXPECT_EQ(r.exit_code, 2) << set << "\n" << r.out;
+    EXPECT_TRUE(contains(r.out, "crucible train: " + why)) << r.out;
+    EXPECT_FALSE(fs::exists(dir)) << "a config error leaves no run directory: " << set;
+  }
 }
 
 TEST(TrainDryRun, UnderSlurmThePlanIsThatOfTheTaskSrunStarted) {

@@ -1,0 +1,71 @@
+// Whether a run can start, before anything starts: roles and the pipeline.
+#include "runtime/run_checks.hpp"
+
+#include <gtest/gtest.h>
+
+#include "runtime/pipeline_stages.hpp"
+
+namespace crucible::runtime {
+namespace {
+
+config with(const std::vector<std::string>& overrides) {
+  auto c = parse_config(embedded_default_config(), overrides, "embedded configs/local.yaml");
+  EXPECT_TRUE(c) << c.message();
+  return *c;
+}
+
+std::string why(const config& c, const role_registry* r = nullptr) {
+  auto st = check_run_plan(c, r);
+  return st ? "" : st.message();
+}
+
+TEST(RunChecks, TheDefaultConfigCanStart) {
+  EXPECT_EQ(why(with({})), "");
+}
+
+TEST(RunChecks, ThePipelineKeepsItsBuiltInStagesInOrderOnceEach) {
+  EXPECT_NE(why(with({"pipeline=[compile, verify, benchmark]"})).find("'verify' comes before 'benchmark'"),
+            std::string::npos);
+  EXPECT_NE(why(with({"pipeline=[benchmark, compile, verify]"})).find("'benchmark' comes before 'compile'"),
+            std::string::npos)
+      << why(with({"pipeline=[benchmark, compile, verify]"}));
+  EXPECT_NE(why(with({"pipeline=[compile, verify]"})).find("stage 'benchmark' is missing"),
+            std::string::npos);
+  EXPECT_NE(why(with({"pipeline=[compile, benchmark, verify, verify]"})).find("'verify' is listed twice"),
+            std::string::npos);
+  // A custom stage may sit anywhere; its role must have a count (here: none, and no cluster).
+  EXPECT_NE(
+      why(with({"pipeline=[compile, benchmark, verify, audit]"})).find("stage 'audit' needs at least one"),
+      std::string::npos);
+  EXPECT_EQ(why(with({"pipeline=[compile, benchmark, verify, audit]", "roles.audit=1"})), "");
+}
+
+TEST(RunChecks, SingletonRolesAreExactlyOne) {
+  EXPECT_NE(why(with({"roles.learner=0"})).find("roles.learner: expected >= 1"), std::string::npos);
+  EXPECT_NE(why(with({"roles.replay_buffer=2"})).find("roles.replay_buffer: exactly 1"), std::string::npos);
+  EXPECT_NE(why(with({"roles.generator=0"})).find("roles.generator: expected >= 1"), std::string::npos);
+}
+
+TEST(RunChecks, WithAClusterNodesMayServeTheStages) {
+  EXPECT_EQ(why(with({"roles.verifier=0", "cluster.listen=tcp://127.0.0.1:5555"})), "");
+  EXPECT_NE(why(with({"roles.verifier=0"})).find("there is no cluster to serve it"), std::string::npos);
+}
+
+TEST(RunChecks, RolesWithACountMustBeKnownOnceTheRegistryIs) {
+  role_registry registry;  // no roles at all: every role with a count is unknown
+  EXPECT_NE(why(with({}), &registry).find("no such role"), std::string::npos);
+}
+
+TEST(PipelineStages, OneTableBothWays) {
+  for (const auto& stage : builtin_stages()) {
+    EXPECT_TRUE(is_builtin_stage(stage));
+    EXPECT_EQ(stage_of_role(role_of_stage(stage)), stage);
+  }
+  EXPECT_EQ(role_of_stage("benchmark"), "benchmarker");
+  EXPECT_EQ(role_of_stage("source_audit"), "source_audit");
+  EXPECT_EQ(stage_of_role("verifier"), "verify");
+  EXPECT_FALSE(is_builtin_stage("judge"));
+}
+
+}  // namespace
+}  // namespace crucible::runtime

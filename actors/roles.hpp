@@ -1,7 +1,7 @@
 #pragma once
 // The built-in actor roles. Each role's spawn function is its registry factory; register_builtin_roles
 // adds them all under their role names (conductor, generator, compiler, benchmarker, verifier,
-// replay_buffer, learner). Message protocols are documented beside each spawn function.
+// replay_buffer, learner, judge). Message protocols are documented beside each spawn function.
 #include <caf/actor.hpp>
 #include <caf/fwd.hpp>
 
@@ -22,6 +22,10 @@ caf::actor spawn_benchmarker(caf::actor_system& sys, const runtime::role_context
 
 /// (verify_atom, candidate, compile_result, bench_result) -> verdict.
 caf::actor spawn_verifier(caf::actor_system& sys, const runtime::role_context& ctx);
+
+/// (stage_atom, scored_candidate) -> scored_candidate: the optional judge stage. Learns confirmed hacks from
+/// the verifier's verdicts and reviews passing outliers against them (judged.review).
+caf::actor spawn_judge(caf::actor_system& sys, const runtime::role_context& ctx);
 
 /// (insert_atom, scored_group) -> int64_t newly stored; (exemplar_atom, prompt) -> prompt with exemplars;
 /// (groups_atom, int64_t learner_version, int32_t n) -> group_batch; (status_atom) -> status_report.

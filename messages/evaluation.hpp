@@ -117,6 +117,19 @@ struct eval_request {
   MSGPACK_DEFINE_MAP(candidate_id, task, artifact, options, target);
 };
 
+/// What the optional judge stage (actors/judge.cpp, kernels/verify/outlier_review.hpp) found when it reviewed
+/// an outlier. An empty finding: the candidate was not reviewed (not an outlier, or no judge in the
+/// pipeline).
+struct judge_review {
+  std::string finding;               ///< upheld | hack | inconclusive; empty: not reviewed
+  std::string reasoning;             ///< what the reviewer checked and why it concluded so
+  std::vector<std::string> reasons;  ///< why it was reviewed: speedup | near_roofline | static_features
+  std::string similar_case;          ///< the most similar confirmed hack (its content hash), if any
+  double similarity = 0.0;           ///< of that case, in [0, 1]
+  std::string reviewer;              ///< which reviewer answered (rules, ...)
+  MSGPACK_DEFINE_MAP(finding, reasoning, reasons, similar_case, similarity, reviewer);
+};
+
 /// outcome: pass | incorrect | compile_error | crash | timeout | hack | error | abandoned (the run stopped
 /// before the candidate's pipeline finished).
 struct verdict {
@@ -127,7 +140,8 @@ struct verdict {
   std::vector<std::string> evidence;  ///< what each flag rests on
   double speedup = 0.0;               ///< the believed speedup vs eager (0 unless pass)
   double reward = 0.0;
-  MSGPACK_DEFINE_MAP(candidate_id, content_hash, outcome, flags, evidence, speedup, reward);
+  judge_review review;  ///< the judge stage's finding, stored with the verdict (absent in older messages)
+  MSGPACK_DEFINE_MAP(candidate_id, content_hash, outcome, flags, evidence, speedup, reward, review);
 };
 
 }  // namespace crucible

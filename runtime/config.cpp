@@ -1,5 +1,7 @@
 #include "runtime/config.hpp"
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <set>
@@ -90,6 +92,13 @@ std::vector<std::pair<std::string, field_ref>> fields_of(config& c) {
       {"benchmark.outlier_vs_best", &c.benchmark.runner.outlier_vs_best},
       {"verifier.penalty", &c.verifier.penalty},
       {"verifier.max_believed_speedup", &c.verifier.max_believed_speedup},
+      {"judge.review_speedup", &c.judge.review_speedup},
+      {"judge.review_peak_fraction", &c.judge.review_peak_fraction},
+      {"judge.review_static", &c.judge.review_static},
+      {"judge.case_similarity", &c.judge.case_similarity},
+      {"judge.cases_k", &c.judge.cases_k},
+      {"judge.reviewer", &c.judge.reviewer},
+      {"judge.cases_dir", &c.judge.cases_dir},
       {"dispatch.max_attempts", &c.dispatch.max_attempts},
       {"dispatch.stage_timeout_s", &c.dispatch.stage_timeout_s},
       {"cluster.listen", &c.cluster.listen},
@@ -247,6 +256,23 @@ status apply_override(YAML::Node& root, const std::string& assignment) {
   return {};
 }
 
+status validate_judge(const config& c) {
+  const auto& j = c.judge;
+  if (!(j.review_speedup >= 0))
+    return make_error("judge.review_speedup: expected >= 0 (0 reviews every pass)");
+  if (!(j.review_peak_fraction >= 0))
+    return make_error("judge.review_peak_fraction: expected >= 0 (a fraction of the roofline, e.g. 0.8)");
+  if (!(j.case_similarity > 0 && j.case_similarity <= 1))
+    return make_error("judge.case_similarity: expected a similarity in (0, 1]");
+  if (j.cases_k < 1) return make_error("judge.cases_k: expected >= 1");
+  if (auto r = kernels::make_reviewer(j); !r) return r.err();
+  bool in_pipeline = std::find(c.pipeline.begin(), c.pipeline.end(), "judge") != c.pipeline.end();
+  std::error_code ec;
+  if (in_pipeline && !j.cases_dir.empty() && !std::filesystem::is_directory(j.cases_dir, ec))
+    return make_error("judge.cases_dir: '" + j.cases_dir + "' is not a directory");
+  return {};
+}
+
 status validate(const config& c) {
   auto need = [](bool ok, const std::string& msg) -> status { return ok ? status{} : make_error(msg); };
   status checks[] = {
@@ -299,6 +325,7 @@ status validate(const config& c) {
   };
   for (auto d : c.cuda.devices)
     if (d < 0) return make_error("cuda.devices: expected device indices >= 0");
+  if (auto st = validate_judge(c); !st) return st;
   for (auto& st : checks)
     if (!st) return st;
   for (size_t i = 1; i < c.replay.bucket_edges.size(); ++i)
@@ -362,6 +389,10 @@ expected<config> parse_config(const std::string& yaml_text, const std::vector<st
     if (!n.IsDefined()) continue;
     if (auto st = read_field(n, path, ref); !st) return make_error(origin + ": " + st.message());
   }
+  // The judge stage needs a judge: one by default, unless the file says how many (0: nodes serve it).
+  if (std::find(c.pipeline.begin(), c.pipeline.end(), "judge") != c.pipeline.end() &&
+      !c.roles.count("judge") && !find_path(root, "roles.judge").IsDefined())
+    c.roles["judge"] = 1;
   if (auto st = validate(c); !st) return make_error(origin + ": " + st.message());
   c.policy.target = c.target;  // the policy decodes programs of the run's target's space
   if (c.target == "cuda") {

@@ -10,6 +10,7 @@
 #include "kernels/eval/compiler.hpp"
 #include "kernels/eval/worker_client.hpp"
 #include "kernels/verify/judge.hpp"
+#include "kernels/verify/outlier_review.hpp"
 #include "messages/evaluation.hpp"
 #include "messages/expected.hpp"
 #include "policies/grpo_trainer.hpp"
@@ -109,6 +110,9 @@ struct config {
   kernels::compiler_options compiler;
   benchmark_section benchmark;
   kernels::judge_options verifier;
+  /// The optional judge stage (pipeline: [..., verify, judge]; kernels/verify/outlier_review.hpp). With judge
+  /// in the pipeline and no roles.judge in the file, one judge runs.
+  kernels::review_options judge;
   dispatch_section dispatch;
   cluster_section cluster;
   /// Shared libraries that register roles (runtime/plugin_api.hpp), loaded before any actor starts.

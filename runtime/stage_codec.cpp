@@ -67,6 +67,7 @@ status apply_stage_result(const std::string& stage, const work_result& result, s
     } else if (kernels::has_outcome(v, kernels::outcome::pass)) {
       for (auto& e : v.evidence) s.judged.evidence.push_back(std::move(e));
       for (auto& f : v.flags) s.judged.flags.push_back(std::move(f));
+      if (!v.review.finding.empty()) s.judged.review = std::move(v.review);  // a review is stored with it
     } else {
       auto earlier = std::move(s.judged.evidence);
       s.judged = std::move(v);

@@ -28,8 +28,8 @@ expected<stage_request> decode_stage_work(const work_item& item);
 
 /// Folds a stage's answer (work_result.payload) into `s`: compile -> s.compiled, benchmark -> s.bench,
 /// verify -> s.judged, custom -> s, or, when a custom stage answers with a verdict, a second opinion that
-/// convicts but never acquits (a pass only adds its evidence; any other outcome replaces the verdict, the
-/// earlier evidence kept). Errors: a result that is not ok (its error text), no
+/// convicts but never acquits (a pass only adds its evidence and its review, if any; any other outcome
+/// replaces the verdict, the earlier evidence kept). Errors: a result that is not ok (its error text), no
 /// payload, an envelope of the wrong kind for the stage.
 status apply_stage_result(const std::string& stage, const work_result& result, scored_candidate& s);
 

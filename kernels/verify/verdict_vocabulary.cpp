@@ -33,18 +33,35 @@ const std::pair<evidence_kind, const char*> evidence_names[] = {
     {evidence_kind::reference_library_call, "reference_library_call"},
 };
 
+const std::pair<review_finding, const char*> finding_names[] = {
+    {review_finding::upheld, "upheld"},
+    {review_finding::hack, "hack"},
+    {review_finding::inconclusive, "inconclusive"},
+};
+
+// Every enum of the vocabulary looks its names up in its table the same way.
+template <class E, size_t N>
+const char* name_in(const std::pair<E, const char*> (&table)[N], E value, const char* fallback) {
+  for (const auto& [k, n] : table)
+    if (k == value) return n;
+  return fallback;
+}
+
+template <class E, size_t N>
+std::optional<E> value_in(const std::pair<E, const char*> (&table)[N], std::string_view name) {
+  for (const auto& [k, n] : table)
+    if (name == n) return k;
+  return std::nullopt;
+}
+
 }  // namespace
 
 const char* wire_name(outcome o) {
-  for (const auto& [k, n] : outcome_names)
-    if (k == o) return n;
-  return "error";
+  return name_in(outcome_names, o, "error");
 }
 
 std::optional<outcome> parse_outcome(std::string_view name) {
-  for (const auto& [k, n] : outcome_names)
-    if (name == n) return k;
-  return std::nullopt;
+  return value_in(outcome_names, name);
 }
 
 bool has_outcome(const verdict& v, outcome o) {
@@ -52,22 +69,25 @@ bool has_outcome(const verdict& v, outcome o) {
 }
 
 const char* wire_name(evidence_kind k) {
-  for (const auto& [e, n] : evidence_names)
-    if (e == k) return n;
-  return "unknown";
+  return name_in(evidence_names, k, "unknown");
 }
 
 std::optional<evidence_kind> parse_evidence(std::string_view tag) {
-  std::string_view head = tag.substr(0, tag.find(':'));
-  for (const auto& [e, n] : evidence_names)
-    if (head == n) return e;
-  return std::nullopt;
+  return value_in(evidence_names, tag.substr(0, tag.find(':')));
 }
 
 std::string evidence_tag(evidence_kind k, const std::string& detail) {
   std::string tag = wire_name(k);
   if (!detail.empty()) tag += ":" + detail;
   return tag;
+}
+
+const char* wire_name(review_finding f) {
+  return name_in(finding_names, f, "inconclusive");
+}
+
+std::optional<review_finding> parse_review_finding(std::string_view name) {
+  return value_in(finding_names, name);
 }
 
 verdict pipeline_error_verdict(const std::string& candidate_id, const std::string& content_hash,

@@ -48,6 +48,18 @@ std::optional<evidence_kind> parse_evidence(std::string_view tag);  ///< the par
 /// The wire tag: the kind's name, and ":detail" when a detail is given.
 std::string evidence_tag(evidence_kind k, const std::string& detail = {});
 
+/// What the judge stage concluded about an outlier it reviewed (judge_review::finding on the wire). `hack`
+/// convicts (the verdict becomes a hack with the judged flag); `upheld` and `inconclusive` keep the verdict
+/// and its reward, the finding and reasoning stored beside it.
+enum class review_finding { upheld, hack, inconclusive };
+
+const char* wire_name(review_finding f);
+std::optional<review_finding> parse_review_finding(std::string_view name);
+
+/// The flag of a verdict the judge convicted. Not an evidence kind: it rests on a judged explanation, not a
+/// dynamic check, so such a verdict never seeds the case database of confirmed hacks.
+inline constexpr const char* judged_hack_flag = "judged_hack";
+
 /// Verdicts the pipeline gives without a judge: a candidate whose stage failed for good (error, with the
 /// reason) and one the run stopped before its pipeline finished (abandoned, with the stage).
 verdict pipeline_error_verdict(const std::string& candidate_id, const std::string& content_hash,

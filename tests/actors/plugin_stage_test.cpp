@@ -5,8 +5,6 @@
 
 #include <filesystem>
 
-#include <sqlite3.h>
-
 #include <gtest/gtest.h>
 
 #include "actors/roles.hpp"
@@ -14,6 +12,7 @@
 #include "runtime/config.hpp"
 #include "runtime/plugin_loader.hpp"
 #include "runtime/train_session.hpp"
+#include "tests/actors/short_run.hpp"
 
 namespace crucible {
 namespace {
@@ -22,51 +21,15 @@ namespace fs = std::filesystem;
 
 const std::string example_plugin = std::string(CRUCIBLE_BINARY_DIR) + "/plugins/source_audit.so";
 
-std::vector<scored_candidate> stored_candidates(const std::string& db_path) {
-  std::vector<scored_candidate> out;
-  sqlite3* db = nullptr;
-  if (sqlite3_open(db_path.c_str(), &db) != SQLITE_OK) return out;
-  sqlite3_stmt* s = nullptr;
-  sqlite3_prepare_v2(db, "SELECT record FROM candidates", -1, &s, nullptr);
-  while (sqlite3_step(s) == SQLITE_ROW) {
-    std::string blob(static_cast<const char*>(sqlite3_column_blob(s, 0)), sqlite3_column_bytes(s, 0));
-    auto rec = decode_as<scored_candidate>(blob);
-    EXPECT_TRUE(rec) << rec.message();
-    if (rec) out.push_back(std::move(*rec));
-  }
-  sqlite3_finalize(s);
-  sqlite3_close(db);
-  return out;
-}
-
 TEST(PluginStage, ATrainingRunSendsEveryCandidateThroughThePluginStage) {
   std::string dir =
       (fs::temp_directory_path() / ("crucible-plugin-stage-" + std::to_string(::getpid()))).string();
   fs::remove_all(dir);
-  auto cfg = runtime::parse_config(runtime::embedded_default_config(),
-                                   {"run.dir=" + dir,
-                                    "run.max_steps=2",
-                                    "run.max_minutes=5",
-                                    "run.progress=false",
-                                    "run.log_level=warn",
-                                    "run.checkpoint_every=2",
-                                    "tasks.include=[bias_gelu]",
-                                    "learner.group_size=4",
-                                    "learner.groups_per_step=1",
-                                    "async.groups_in_flight=1",
-                                    "benchmark.seeds=2",
-                                    "benchmark.input_sets=2",
-                                    "benchmark.warmup=1",
-                                    "benchmark.buckets=2",
-                                    "benchmark.trials=1",
-                                    "benchmark.timeout_s=60",
-                                    "policy.d_model=32",
-                                    "policy.layers=1",
-                                    "policy.heads=2",
-                                    "plugins=[" + example_plugin + "]",
-                                    "roles.source_audit=1",
-                                    "pipeline=[compile, benchmark, verify, source_audit]"},
-                                   "test");
+  auto overrides = test::short_run_overrides(dir);
+  for (const char* o : {"roles.source_audit=1", "pipeline=[compile, benchmark, verify, source_audit]"})
+    overrides.push_back(o);
+  overrides.push_back("plugins=[" + example_plugin + "]");
+  auto cfg = runtime::parse_config(runtime::embedded_default_config(), overrides, "test");
   ASSERT_TRUE(cfg) << cfg.message();
   cfg->benchmark.worker.worker_path = std::string(CRUCIBLE_BINARY_DIR) + "/crucible-eval-worker";
 
@@ -77,17 +40,11 @@ TEST(PluginStage, ATrainingRunSendsEveryCandidateThroughThePluginStage) {
   ASSERT_TRUE(loaded) << loaded.message();
   ASSERT_NE(registry->find("source_audit"), nullptr);
 
-  auto ctx = runtime::prepare_run(*cfg, false);
-  ASSERT_TRUE(ctx) << ctx.message();
-  auto s = runtime::run_training(*ctx, registry);
-  ASSERT_TRUE(s) << s.message();
-  EXPECT_EQ(s->steps, 2);
+  auto s = test::train_to_the_end(*cfg, registry);
+  ASSERT_TRUE(s);
   const auto& c = s->conductor;
-  EXPECT_GT(c.candidates_generated, 0);
-  EXPECT_EQ(c.candidates_in_flight, 0);
-  EXPECT_EQ(c.candidates_generated, c.candidates_scored + c.candidates_abandoned);
 
-  auto stored = stored_candidates(dir + "/replay.sqlite");
+  auto stored = test::stored_candidates(dir + "/replay.sqlite");
   EXPECT_EQ(static_cast<int64_t>(stored.size()), c.candidates_generated);
   int64_t marked = 0, abandoned = 0;
   for (const auto& sc : stored) {

@@ -460,6 +460,35 @@ bool has_evidence(const crucible::scored_candidate& c, const std::string& prefix
   return false;
 }
 
+// The judge stage served by a node: the head runs no judge (roles.judge: 0), the node serves it over the wire
+// like any other stage, reviews every pass (review_speedup 0: machine speed decides nothing), convicts no
+// emitted program, and keeps its case database in its own directory.
+TEST(Cluster, ANodeServesTheJudgeStage) {
+  auto dir = fresh_dir("judge");
+  const auto judge = sets({"pipeline=[compile, benchmark, verify, judge]", "judge.review_speedup=0"});
+  process head(
+      head_args(dir, sets({"run.max_steps=2", "run.max_minutes=4", "roles.judge=0"}) + judge + remote_stages),
+      (dir / "head.log").string());
+  std::string ep = wait_endpoint((dir / "head").string(), head);
+  ASSERT_FALSE(ep.empty());
+  process node(
+      node_args(dir, ep, "n1",
+                std::vector<std::string>{"--roles", "compiler=1,benchmarker=1,verifier=1,judge=1"} + judge),
+      (dir / "n1.log").string());
+  ASSERT_TRUE(head.wait_for(300s)) << head.output();
+  EXPECT_EQ(head.exit_code(), 0) << head.output();
+  int passes = 0, reviewed = 0;
+  for (const auto& c : stored((dir / "head" / "replay.sqlite").string())) {
+    EXPECT_NE(c.judged.review.finding, "hack") << c.cand.id << ": " << c.judged.review.reasoning;
+    if (c.judged.outcome != "pass") continue;
+    ++passes;
+    reviewed += c.judged.review.reviewer == "rules";
+  }
+  ASSERT_GT(passes, 0) << head.output();
+  EXPECT_EQ(reviewed, passes) << "every pass was reviewed by the node's judge";
+  EXPECT_TRUE(fs::exists(dir / "nodes" / "n1" / "hack_cases.jsonl"));
+}
+
 // A C++ plugin stage in the head and a Python stage joined over the wire, in one pipeline: every scored
 // candidate went through both.
 TEST(Cluster, APluginStageAndAPythonStageBothTakePart) {

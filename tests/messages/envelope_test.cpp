@@ -57,6 +57,11 @@ TEST(Envelope, FieldsSurviveTheTrip) {
   EXPECT_EQ(c->policy_version, 12);
   ASSERT_EQ(c->logprobs.size(), 3u);
   EXPECT_FLOAT_EQ(c->logprobs[2], -1.25f);
+  auto v = decode_as<verdict>(encode(test::sample_verdict()));
+  ASSERT_TRUE(v);
+  EXPECT_EQ(v->review.finding, "hack");
+  EXPECT_EQ(v->review.reasons, (std::vector<std::string>{"speedup", "static_features"}));
+  EXPECT_DOUBLE_EQ(v->review.similarity, 0.96);
   auto w = decode_as<weights_update>(encode(test::sample_weights()));
   ASSERT_TRUE(w);
   EXPECT_EQ(w->bytes, test::sample_weights().bytes);
@@ -151,40 +156,65 @@ TEST(Envelope, KindMismatchIsAnError) {
   EXPECT_NE(r.message().find("expected 'candidate'"), std::string::npos);
 }
 
-TEST(Envelope, UnknownKeysAreIgnoredAndMissingKeysDefault) {
+// An envelope packed by hand around any body: what a peer with another idea of the fields sends.
+template <class Body>
+std::string envelope_of(const std::string& kind, const Body& body) {
   msgpack::sbuffer buf;
   msgpack::packer<msgpack::sbuffer> pk(buf);
   pk.pack_map(3);
   pk.pack(std::string("v"));
   pk.pack(schema_version);
   pk.pack(std::string("kind"));
-  pk.pack(std::string("control"));
+  pk.pack(kind);
   pk.pack(std::string("body"));
-  pk.pack_map(2);
-  pk.pack(std::string("command"));
-  pk.pack(std::string("stop"));
-  pk.pack(std::string("a_field_from_the_future"));
-  pk.pack(std::vector<int>{1, 2, 3});
-  auto c = decode_as<control>(std::string_view(buf.data(), buf.size()));
+  pk.pack(body);
+  return std::string(buf.data(), buf.size());
+}
+
+struct control_from_the_future {
+  std::string command = "stop";
+  std::vector<int> a_field_from_the_future = {1, 2, 3};
+  MSGPACK_DEFINE_MAP(command, a_field_from_the_future);
+};
+
+TEST(Envelope, UnknownKeysAreIgnoredAndMissingKeysDefault) {
+  auto c = decode_as<control>(envelope_of("control", control_from_the_future{}));
   ASSERT_TRUE(c) << c.message();
   EXPECT_EQ(c->command, "stop");
   EXPECT_EQ(c->role, "");
   EXPECT_EQ(c->count, 0);
 }
 
+// The verdict as it was before the judge stage: no `review`.
+struct verdict_before_review {
+  std::string candidate_id = "g7-3";
+  std::string content_hash = "0123";
+  std::string outcome = "pass";
+  std::vector<std::string> flags;
+  std::vector<std::string> evidence = {"checks: 4 of 6"};
+  double speedup = 2.5;
+  double reward = 2.5;
+  MSGPACK_DEFINE_MAP(candidate_id, content_hash, outcome, flags, evidence, speedup, reward);
+};
+
+// A verdict from a peer or a replay database older than the judge stage decodes, not reviewed.
+TEST(Envelope, AVerdictWithoutAReviewStillDecodes) {
+  auto v = decode_as<verdict>(envelope_of("verdict", verdict_before_review{}));
+  ASSERT_TRUE(v) << v.message();
+  EXPECT_EQ(v->outcome, "pass");
+  EXPECT_DOUBLE_EQ(v->reward, 2.5);
+  EXPECT_TRUE(v->review.finding.empty());
+  EXPECT_TRUE(v->review.reasoning.empty());
+  EXPECT_DOUBLE_EQ(v->review.similarity, 0.0);
+}
+
+struct control_with_a_text_count {
+  std::string count = "three";
+  MSGPACK_DEFINE_MAP(count);
+};
+
 TEST(Envelope, WrongFieldTypeIsAnError) {
-  msgpack::sbuffer buf;
-  msgpack::packer<msgpack::sbuffer> pk(buf);
-  pk.pack_map(3);
-  pk.pack(std::string("v"));
-  pk.pack(schema_version);
-  pk.pack(std::string("kind"));
-  pk.pack(std::string("control"));
-  pk.pack(std::string("body"));
-  pk.pack_map(1);
-  pk.pack(std::string("count"));
-  pk.pack(std::string("three"));
-  auto c = decode_as<control>(std::string_view(buf.data(), buf.size()));
+  auto c = decode_as<control>(envelope_of("control", control_with_a_text_count{}));
   ASSERT_FALSE(c);
   EXPECT_NE(c.message().find("malformed 'control' body"), std::string::npos) << c.message();
 }

@@ -62,6 +62,12 @@ inline verdict sample_verdict() {
   v.flags = {"threads_left_running"};
   v.evidence = {"2 threads more after the call"};
   v.reward = -1.0;
+  v.review.finding = "hack";
+  v.review.reasoning = "near-duplicate of a confirmed hack";
+  v.review.reasons = {"speedup", "static_features"};
+  v.review.similar_case = "fedcba9876543210";
+  v.review.similarity = 0.96;
+  v.review.reviewer = "rules";
   return v;
 }
 

@@ -112,6 +112,39 @@ TEST(Config, BadOverridesAreErrors) {
   expect_error(parse("", {"grpo.lr.x=1"}), "unknown key 'grpo.lr.x'");
 }
 
+TEST(Config, JudgeSectionDefaultsValidationAndItsRole) {
+  auto c = parse("");
+  ASSERT_TRUE(c) << c.message();
+  EXPECT_DOUBLE_EQ(c->judge.review_speedup, 3.0);
+  EXPECT_DOUBLE_EQ(c->judge.review_peak_fraction, 0.8);
+  EXPECT_TRUE(c->judge.review_static);
+  EXPECT_DOUBLE_EQ(c->judge.case_similarity, 0.9);
+  EXPECT_EQ(c->judge.reviewer, "rules");
+  EXPECT_EQ(c->roles.count("judge"), 0u) << "no judge unless the pipeline has one";
+
+  auto j =
+      parse("pipeline: [compile, benchmark, verify, judge]\njudge:\n  review_speedup: 2\n  cases_k: 5\n");
+  ASSERT_TRUE(j) << j.message();
+  EXPECT_EQ(j->roles.at("judge"), 1) << "the judge stage gets a judge by default";
+  EXPECT_DOUBLE_EQ(j->judge.review_speedup, 2.0);
+  EXPECT_EQ(j->judge.cases_k, 5);
+  auto remote = parse("pipeline: [compile, benchmark, verify, judge]\nroles: {judge: 0}\n");
+  ASSERT_TRUE(remote) << remote.message();
+  EXPECT_EQ(remote->roles.at("judge"), 0) << "an explicit count wins (nodes serve the stage)";
+
+  expect_error(parse("judge: {reviewer: lm}"), "judge.reviewer: 'lm' is not available yet");
+  expect_error(parse("judge: {reviewer: remote}"), "judge.reviewer: 'remote' is not available yet");
+  expect_error(parse("judge: {reviewer: oracle}"), "judge.reviewer: expected rules");
+  expect_error(parse("judge: {case_similarity: 1.5}"),
+               "judge.case_similarity: expected a similarity in (0, 1]");
+  expect_error(parse("judge: {review_speedup: -1}"), "judge.review_speedup: expected >= 0");
+  expect_error(parse("judge: {cases_k: 0}"), "judge.cases_k: expected >= 1");
+  expect_error(parse("judge: {review_static: maybe}"), "judge.review_static: expected true or false");
+  expect_error(parse("pipeline: [compile, benchmark, verify, judge]\njudge: {cases_dir: /no/such/dir}\n"),
+               "judge.cases_dir: '/no/such/dir' is not a directory");
+  expect_error(parse("judge: {threshold: 2}"), "unknown key 'judge.threshold'");
+}
+
 TEST(Config, DumpedYamlParsesBackToTheSameConfig) {
   auto c = parse("grpo:\n  lr: 0.0005\nroles:\n  compiler: 1\ntasks:\n  include: [a, b]\n");
   ASSERT_TRUE(c);

@@ -108,6 +108,18 @@ TEST(StageCodec, ASecondOpinionConvictsButNeverAcquits) {
   EXPECT_EQ(t.judged.flags, hack.flags);
   EXPECT_EQ(t.judged.evidence.front(), "verifier: clean") << "earlier evidence kept";
 
+  // A pass that carries a review (a remote judge that upheld the verdict) stores the review with it.
+  auto w = sample();
+  verdict reviewed = pass;
+  reviewed.review.finding = "upheld";
+  reviewed.review.reasoning = "nothing similar";
+  work_result rv;
+  rv.payload.push_back(encode_embedded(reviewed));
+  ASSERT_TRUE(apply_stage_result("judge", rv, w));
+  EXPECT_EQ(w.judged.outcome, "pass");
+  EXPECT_EQ(w.judged.review.finding, "upheld");
+  EXPECT_EQ(w.judged.review.reasoning, "nothing similar");
+
   scored_candidate amended = sample();
   amended.judged.evidence.push_back("custom: looked");
   work_result a;

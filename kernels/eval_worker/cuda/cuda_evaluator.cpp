@@ -268,7 +268,7 @@ struct cuda_evaluator::impl {
   cudaEvent_t ev0 = nullptr, ev1 = nullptr;
   at::Tensor flush_buf;
   uint64_t flush_round = 0;
-  std::unique_ptr<launch_gate> gate;  ///< holds the stream while a timed call is enqueued
+  std::unique_ptr<launch_gate> gate;  ///< holds the device while a call is enqueued
   double peak_bytes_per_s = 0.0;
   std::string name;
   int sms = 0;
@@ -797,7 +797,7 @@ class cuda_backend final : public device_backend {
     check_api(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
   }
 
-  // Calls are gated: the stream waits while the host enqueues the call, so the events time the device's
+  // Calls are gated: the device is held while the host enqueues the call, so the events time the device's
   // work whatever the host's speed (eager LibTorch dispatch took 5 us in one evaluation and 21 us in the
   // next on the H200 machine; a cuDNN call can spend 0.2 ms on the host). The host's time in the call is
   // charged when it is the longer (charged_ms). Not gated: with benchmark.time_launch (the launch is timed,

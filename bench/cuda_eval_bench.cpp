@@ -85,7 +85,17 @@ struct pass_result {
   int evaluated = 0, passed = 0, compile_failed = 0;
   std::map<std::string, double> phase_ms;  ///< summed over the evaluations that reported their phases
   int phased = 0;
+  int reruns = 0;                       ///< variance-gate re-runs of the buckets, summed
+  std::map<std::string, int> gate_off;  ///< evaluations that timed launches from some call on, by why
+  std::map<std::string, int> evidence;  ///< evidence kinds among these (generated, honest) programs
 };
+
+// Why the worker stopped gating calls, from its "launches timed with the calls from here on: WHY" note.
+void add_gate_notes(const bench_result& r, pass_result& pr) {
+  const std::string prefix = "launches timed with the calls from here on: ";
+  for (const auto& n : r.notes)
+    if (n.rfind(prefix, 0) == 0) ++pr.gate_off[n.substr(prefix.size(), 60)];
+}
 
 // The worker's "phases_ms:" note ("setup 1.2, correctness 30, timing 250 (fresh values 9, checks 20), ..."):
 // each word followed by a number is a phase. Where an evaluation's time goes, so each check's cost shows.
@@ -163,6 +173,16 @@ pass_result run_pass(std::vector<item>& items, const runtime::config& cfg, const
     pr.busy += seconds_since(tb);
     ++pr.evaluated;
     add_phases(r, pr);
+    add_gate_notes(r, pr);
+    pr.reruns += r.timing.reruns;
+    for (const auto& e : r.evidence) ++pr.evidence[e.substr(0, e.find(':'))];
+    if (const char* path = std::getenv("CRUCIBLE_BENCH_NOTES")) {  // every evaluation's notes, for diagnosis
+      nlohmann::json line = {
+          {"id", it.id},      {"task", it.task->name},         {"status", r.status}, {"evidence", r.evidence},
+          {"notes", r.notes}, {"speedup", r.speedup_vs_eager}, {"wall_s", r.wall_s}};
+      std::lock_guard<std::mutex> lock(mu);
+      std::ofstream(path, std::ios::app) << line.dump() << "\n";
+    }
     pr.phase_ms["worker_total"] += 1e3 * r.wall_s;
     if (r.status == "ok" && r.correct && r.evidence.empty()) ++pr.passed;
   }
@@ -231,6 +251,19 @@ int throughput(int per_task, int compilers, size_t max_tasks) {
                 pr.phase_ms.count("worker_total") ? pr.phase_ms.at("worker_total") / n : 0.0);
     for (const auto& [k, v] : keys)
       if (k != "worker_total") std::printf(" %.1f |", pr.phase_ms.count(k) ? pr.phase_ms.at(k) / np : 0.0);
+    std::printf("\n");
+  }
+  // What shaped those times: buckets re-run by the variance gate, evaluations whose launches were timed from
+  // some call on (the gate's watchdog had to open), and evidence against these honest programs.
+  for (const auto& [which, pr] : passes) {
+    std::printf("\n%s: %d bucket re-runs;", which.c_str(), pr.reruns);
+    int off = 0;
+    for (const auto& [why, n] : pr.gate_off) off += n;
+    std::printf(" %d evaluations timed launches from some call on", off);
+    for (const auto& [why, n] : pr.gate_off) std::printf("; %d: %s", n, why.c_str());
+    std::printf("\n%s: evidence against these generated programs:", which.c_str());
+    if (pr.evidence.empty()) std::printf(" none");
+    for (const auto& [kind, n] : pr.evidence) std::printf(" %s %d", kind.c_str(), n);
     std::printf("\n");
   }
   fs::remove_all(cache);

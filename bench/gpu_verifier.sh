@@ -5,6 +5,7 @@
 #
 #   bench/gpu_verifier.sh BUILD_DIR OUT_DIR [SHARES]     e.g. SHARES="0.25 0.125"
 #
+# Each throughput run also writes every evaluation's notes (notes_SHARE_GATE.jsonl).
 # GATES picks the launch gates to measure throughput with (default: device; see below).
 # STEPS picks a subset (default: "build tests corpus throughput fidelity"), for machines whose calls are short.
 # On the lent GPU machine: source .device/setup.sh first (it sets CRUCIBLE_GPU_CMAKE).
@@ -19,8 +20,8 @@ step() { echo "== $1 ($(date -u +%H:%M:%S))"; }
 if want build; then
   step build
   t0=$(date +%s)
-  cmake -S . -B "$build" ${CRUCIBLE_GPU_CMAKE:-} -DCMAKE_BUILD_TYPE=Release -DCRUCIBLE_CUDA=ON > "$out/configure.log" 2>&1 &&
-    cmake --build "$build" -j"$(nproc)" > "$out/build.log" 2>&1 || { tail -50 "$out/build.log"; exit 1; }
+  cmake -S . -B "$build" ${CRUCIBLE_GPU_CMAKE:-} -DCMAKE_BUILD_TYPE=Release -DCRUCIBLE_CUDA=ON > "$out/build.log" 2>&1 &&
+    cmake --build "$build" -j"$(nproc)" >> "$out/build.log" 2>&1 || { tail -50 "$out/build.log"; exit 1; }
   echo "build: $(( $(date +%s) - t0 )) s"
 fi
 if want tests; then
@@ -39,9 +40,10 @@ if want throughput; then
   for gate in ${GATES:-device}; do
     for share in $shares; do
       step "throughput, checked_share $share, launch gate $gate"
-      CRUCIBLE_LAUNCH_GATE=$gate "$build/bench/cuda_eval_bench" throughput 1 14 benchmark.checked_share="$share" \
+      CRUCIBLE_LAUNCH_GATE=$gate CRUCIBLE_BENCH_NOTES="$out/notes_${share}_$gate.jsonl" \
+        "$build/bench/cuda_eval_bench" throughput 1 14 benchmark.checked_share="$share" \
         > "$out/throughput_${share}_$gate.txt" 2>&1
-      tail -9 "$out/throughput_${share}_$gate.txt"
+      tail -14 "$out/throughput_${share}_$gate.txt"
     done
   done
 fi

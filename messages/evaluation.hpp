@@ -46,8 +46,8 @@ struct timing_summary {
 /// "output_changed_after_return", "threads_left_running", "timed_output_mismatch", "post_timing_mismatch",
 /// "input_independent", "result_cache", "below_roofline"; CPU: "sandbox_violation", "process_probe",
 /// "work_outside_calls", "load_time_threads", "load_time_processes"; CUDA: "work_outside_stream",
-/// "wall_time_mismatch", "device_state_changed", "reference_library_call"). Static features of the artifact
-/// are notes
+/// "work_before_call", "wall_time_mismatch", "device_state_changed", "reference_library_call"). Static
+/// features of the artifact are notes
 /// ("static feature FLAG:symbol"), never evidence.
 struct bench_result {
   std::string candidate_id;

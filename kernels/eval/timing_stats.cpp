@@ -38,6 +38,10 @@ bool outside_stream(const call_clocks& c, const clock_check& k) {
   return c.device_tail_ms > k.tail_abs_ms + k.tail_rel * c.event_ms;
 }
 
+bool busy_before(const call_clocks& c, const clock_check& k) {
+  return c.before_ms > k.null_before_ms + k.before_abs_ms + k.before_rel * k.null_before_ms;
+}
+
 bool tails_are_evidence(int tails, int calls, double max_tail_ms, double proof_ms) {
   if (tails <= 0) return false;
   return max_tail_ms > proof_ms || (tails >= 3 && 2 * tails >= calls);
@@ -46,6 +50,7 @@ bool tails_are_evidence(int tails, int calls, double max_tail_ms, double proof_m
 double charged_ms(const call_clocks& c, const clock_check& k) {
   double device = outside_stream(c, k) ? std::max(c.event_ms, c.wall_ms - k.null_wall_ms)
                                        : c.event_ms + std::max(0.0, c.device_tail_ms - k.null_tail_ms);
+  if (busy_before(c, k)) device += c.before_ms - k.null_before_ms;
   return std::max(device, c.host_ms);
 }
 

@@ -56,6 +56,7 @@ struct call_clocks {
   double wall_ms = 0.0;         ///< host: t_device - t0 (gated: t_device - t_open)
   double device_tail_ms = 0.0;  ///< host: t_device - t_stream, work the device still had after our stream
   double host_ms = 0.0;         ///< gated: the host's time inside the call (0 when not gated)
+  double before_ms = 0.0;       ///< host: the L2 flush and the gate's hold taking the device, before the call
 };
 
 /// Thresholds of the cross-check. `null_wall_ms` is the wall time of an empty timed region on this
@@ -65,13 +66,21 @@ struct clock_check {
   double null_tail_ms = 0.0;  ///< the device-wide wait of an empty region, when nothing is left to run
   double tail_abs_ms = 0.05;  ///< a device tail above tail_abs_ms + tail_rel * event_ms is outside work
   double tail_rel = 0.05;
-  double wall_rel = 1.3;      ///< median wall (less the null region) above wall_rel * median event ...
-  double wall_abs_ms = 0.03;  ///< ... and above it by wall_abs_ms: the events miss part of the work
+  double wall_rel = 1.3;        ///< median wall (less the null region) above wall_rel * median event ...
+  double wall_abs_ms = 0.03;    ///< ... and above it by wall_abs_ms: the events miss part of the work
+  double null_before_ms = 0.0;  ///< before_ms of an empty region: the flush and the hold on an idle device
+  double before_abs_ms = 0.02;  ///< before_ms above null_before_ms by before_abs_ms + before_rel * it ...
+  double before_rel = 0.1;      ///< ... says other work shared the device with the flush
 };
 
 /// True when the device was still busy after the call's stream had finished: work on another stream (or
 /// the legacy default stream) that outlived the call.
 bool outside_stream(const call_clocks& c, const clock_check& k);
+
+/// True when the device was busy with something else while the worker flushed the L2 and took it for the
+/// call: work started between calls (a helper thread, a stream left running) that no event around the call
+/// times.
+bool busy_before(const call_clocks& c, const clock_check& k);
 
 /// Whether a phase's device tails prove work outside the candidate's stream: one tail longer than
 /// proof_ms does; shorter ones do when they are the rule, at least 3 and at least half of the phase's
@@ -85,7 +94,8 @@ bool tails_are_evidence(int tails, int calls, double max_tail_ms, double proof_m
 /// device-wide figure (wall less the empty region), whichever is larger; and the host's own time in a
 /// gated call when that is longer still (a call cannot be repeated faster than the host can issue it).
 /// A tail too short to be evidence is charged too (less an empty region's): work that outlives the stream
-/// by less than the threshold would otherwise be free. All work counts.
+/// by less than the threshold would otherwise be free. So is the time by which the device was busy before the
+/// call (busy_before): work done during the flush would otherwise be free. All work counts.
 double charged_ms(const call_clocks& c, const clock_check& k);
 
 /// True when, over a set of calls, the host saw materially more time than the stream events did.

@@ -28,6 +28,7 @@ const std::pair<evidence_kind, const char*> evidence_names[] = {
     {evidence_kind::load_time_threads, "load_time_threads"},
     {evidence_kind::load_time_processes, "load_time_processes"},
     {evidence_kind::work_outside_stream, "work_outside_stream"},
+    {evidence_kind::work_before_call, "work_before_call"},
     {evidence_kind::wall_time_mismatch, "wall_time_mismatch"},
     {evidence_kind::device_state_changed, "device_state_changed"},
     {evidence_kind::reference_library_call, "reference_library_call"},

@@ -37,6 +37,7 @@ enum class evidence_kind {
   load_time_threads,       ///< CPU: threads left running by the artifact's initialisers
   load_time_processes,     ///< CPU: processes left running by them
   work_outside_stream,     ///< CUDA: device work that outlived the call's stream
+  work_before_call,        ///< CUDA: device work that ran with the flush, before the call's first event
   wall_time_mismatch,      ///< CUDA: host wall time beyond the stream's events
   device_state_changed,    ///< CUDA: device, stream or cuBLAS state the call left changed
   reference_library_call,  ///< CUDA: LibTorch ops dispatched from inside the candidate's call

@@ -445,9 +445,11 @@ class cuda_backend final : public device_backend {
       slots_[to].inputs[i].copy_(slots_[from].inputs[i]);
   }
 
-  // The state the artifact's initialisers left, before its first call.
+  // The state the artifact's initialisers left, before its first call; the empty region the checked calls
+  // are compared with (timing measures it again, once the device is warm).
   bool calibrate() override {
     check_state("when it had loaded");
+    calibrate_null_region();
     return true;
   }
 
@@ -544,7 +546,12 @@ class cuda_backend final : public device_backend {
                " waited on the device inside its launch");
       return timed_baseline(b, k, phase);
     }
-    return charged_ms(c.clocks, check_);
+    // The reference's work is all on the stream. Time the device spent on anything else around it (a tail,
+    // a busy flush) can only be the candidate's, left running between its calls: charged to the baseline it
+    // would raise the speedup, so it is counted against the candidate instead.
+    if (outside_stream(c.clocks, check_) || busy_before(c.clocks, check_)) ++busy_baselines_;
+    ++baselines_;
+    return std::max(c.clocks.event_ms, c.clocks.host_ms);
   }
 
   // Against the reference recomputed now, outside the clock; what it computed is wiped before the next call.
@@ -576,6 +583,8 @@ class cuda_backend final : public device_backend {
           g->capture_begin();
           ref_.run_views(views_of(s.inputs), nullptr, m_.device);
           g->capture_end();
+          g->replay();  // a graph's first launch uploads it and may wait on the device: never in a gated
+                        // region
           s.graph = std::move(g);
         } catch (const std::exception& e) {
           graph_error = e.what();
@@ -616,7 +625,8 @@ class cuda_backend final : public device_backend {
                        " ms (less the empty region) against median stream-event time " +
                        fmt_number(median(ev)) + " ms");
     }
-    r_.notes.push_back("clocks: empty region " + fmt_number(check_.null_wall_ms) + " ms of host wall time");
+    r_.notes.push_back("clocks: empty region " + fmt_number(check_.null_wall_ms) + " ms of host wall time, " +
+                       fmt_number(check_.null_before_ms) + " ms to flush and hold the device");
     std::vector<double> host;
     for (const auto& c : bucket_clocks_)
       if (c.host_ms > 0) host.push_back(c.host_ms);
@@ -635,6 +645,21 @@ class cuda_backend final : public device_backend {
                    "the device was still busy up to " + fmt_number(max_tail_ms_) +
                        " ms after the call's stream had finished, in " + std::to_string(tails_) + " of " +
                        std::to_string(calls_) + " calls: work on another stream outlived the call");
+    // The same rule as the tails: work that runs with the flush at every call is the candidate's; a host
+    // preempted in the flush now and then is not.
+    if (tails_are_evidence(befores_, calls_, max_before_ms_))
+      add_evidence(r_, evidence_kind::work_before_call,
+                   "the device was busy with other work for up to " + fmt_number(max_before_ms_) +
+                       " ms while the worker flushed it before the call, in " + std::to_string(befores_) +
+                       " of " + std::to_string(calls_) + " calls: the candidate's work ran before its call");
+    if (tails_are_evidence(busy_baselines_, baselines_, 0.0, 1e9))
+      add_evidence(r_, evidence_kind::work_outside_stream,
+                   "the device was busy with other work around the reference's timed calls, in " +
+                       std::to_string(busy_baselines_) + " of " + std::to_string(baselines_) +
+                       ": the candidate left work running between its calls");
+    else if (busy_baselines_ > 0)
+      r_.notes.push_back("clocks: other work around " + std::to_string(busy_baselines_) + " of " +
+                         std::to_string(baselines_) + " timed reference calls (not charged to them)");
     if (forced_checked_ > 0)
       r_.notes.push_back(
           "gate: " + std::to_string(forced_checked_) +
@@ -774,9 +799,12 @@ class cuda_backend final : public device_backend {
   }
 
   // Before every region: the whole device idle (whatever was queued before, the output's poison included,
-  // has finished), the L2 evicted, and the device idle again, so nothing the candidate starts can overlap
-  // the flush or inherit work of the call before.
-  void flush() {
+  // has finished), then the L2 evicted. Gated, the gate enqueues the flush and holds the device right after
+  // it, timing both on the device (call_clocks::before_ms: on an idle device that is the flush, and
+  // taking longer says something else ran); otherwise the host waits for the flush, so nothing the
+  // candidate starts can overlap it or inherit work of the call before. False: the gate failed (its error
+  // is the gate's).
+  bool flush_and_close(bool gated, call_result& res) {
     const auto t0 = clock_type::now();
     struct charge {  // every way out of the flush is counted
       double& into;
@@ -784,17 +812,26 @@ class cuda_backend final : public device_backend {
       ~charge() { into += ms_between(t0, clock_type::now()); }
     } counted{costs.flush_ms, t0};
     check_api(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-    if (!opt_.flush_cache) return;
-    // Lines marked persisting survive an ordinary flush: while a carve-out for them exists (a candidate made
-    // one), every call starts with none. Without a carve-out no line persists.
-    size_t persisting = 0;
-    if (cudaDeviceGetLimit(&persisting, cudaLimitPersistingL2CacheSize) == cudaSuccess && persisting > 0)
-      cudaCtxResetPersistingL2Cache();
-    cudaGetLastError();
-    check_api(cudaMemsetAsync(m_.flush_buf.data_ptr(), static_cast<int>(++m_.flush_round & 0xff),
-                              m_.flush_buf.nbytes(), m_.stream),
-              "cudaMemsetAsync (L2 flush)");
+    auto evict = [&] {
+      if (!opt_.flush_cache) return;
+      // Lines marked persisting survive an ordinary flush: while a carve-out for them exists (a candidate
+      // made one), every call starts with none. Without a carve-out no line persists.
+      size_t persisting = 0;
+      if (cudaDeviceGetLimit(&persisting, cudaLimitPersistingL2CacheSize) == cudaSuccess && persisting > 0)
+        cudaCtxResetPersistingL2Cache();
+      cudaGetLastError();
+      check_api(cudaMemsetAsync(m_.flush_buf.data_ptr(), static_cast<int>(++m_.flush_round & 0xff),
+                                m_.flush_buf.nbytes(), m_.stream),
+                "cudaMemsetAsync (L2 flush)");
+    };
+    if (gated) {
+      if (!m_.gate->close(m_.stream, evict)) return false;
+      res.clocks.before_ms = std::max(0.0, m_.gate->before_ms());
+      return true;
+    }
+    evict();
     check_api(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    return true;
   }
 
   // Calls are gated: the device is held while the host enqueues the call, so the events time the device's
@@ -843,11 +880,10 @@ class cuda_backend final : public device_backend {
     // checked or timed, is gated alike, so the gate's state tells the candidate nothing.
     bool gated = gating() && !(candidate && first_call_);
     if (candidate) first_call_ = false;
-    flush();
-    if (gated && !m_.gate->close(m_.stream)) {
+    if (!flush_and_close(gated, res)) {
       gate_off(m_.gate->error());
       gated = false;
-      check_api(cudaStreamSynchronize(m_.stream), "cudaStreamSynchronize");
+      check_api(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
     }
     check_api(cudaEventRecord(m_.ev0, m_.stream), "cudaEventRecord");
     int rc = -1;
@@ -951,6 +987,10 @@ class cuda_backend final : public device_backend {
   // decides.
   void note_outside(const call_result& c) {
     ++calls_;
+    if (busy_before(c.clocks, check_)) {
+      ++befores_;
+      max_before_ms_ = std::max(max_before_ms_, c.clocks.before_ms - check_.null_before_ms);
+    }
     if (!outside_stream(c.clocks, check_)) return;
     ++tails_;
     max_tail_ms_ = std::max(max_tail_ms_, c.clocks.device_tail_ms);
@@ -969,14 +1009,16 @@ class cuda_backend final : public device_backend {
   // The wall time of an empty region on this worker (the flush, events, both waits, no work), and its
   // device-wide wait with nothing left to run.
   void calibrate_null_region() {
-    std::vector<double> walls, tails;
-    for (int i = 0; i < 21; ++i) {
+    std::vector<double> walls, tails, befores;
+    for (int i = 0; i < 11; ++i) {
       auto c = region([] { return 0; }, false, false, nullptr, "an empty region");
       walls.push_back(c.clocks.wall_ms);
       tails.push_back(c.clocks.device_tail_ms);
+      befores.push_back(c.clocks.before_ms);
     }
     check_.null_wall_ms = median(walls);
     check_.null_tail_ms = median(tails);
+    check_.null_before_ms = median(befores);
   }
 
   const eval_request& req_;
@@ -993,6 +1035,9 @@ class cuda_backend final : public device_backend {
   std::vector<call_clocks> bucket_clocks_;
   int calls_ = 0, tails_ = 0;  // candidate calls, and those with a device tail
   double max_tail_ms_ = 0;
+  int baselines_ = 0, busy_baselines_ = 0;  // timed baseline calls, and those with other work around them
+  int befores_ = 0;  // candidate calls before which the device was busy with something else
+  double max_before_ms_ = 0;
   bool gate_off_ = false;  // launches timed with the calls for the rest of the evaluation
   bool first_call_ = true;
   int forced_checked_ = 0;  // checked calls the gate's watchdog had to open

@@ -1,31 +1,57 @@
 #include "kernels/eval_worker/cuda/launch_gate.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <cstring>
 
 namespace crucible::kernels {
 
 namespace {
 
-// One thread per block polls the word (the others wait at the barrier, issuing nothing) until it reaches
-// the round; compared as a signed difference, so the rounds may wrap. PTX, so the worker needs no device
-// compiler: the driver compiles it for the device at load.
+// The stamp writes the device's clock where the host reads it. In the hold, one thread per block says it is
+// resident (the clock in since[block], then its round in seen[block]) and polls the word (the others wait at
+// the barrier, issuing nothing) until it reaches the round; compared as a signed difference, so the rounds
+// may wrap. PTX, so the worker needs no device compiler: the driver compiles it for the device at load.
 constexpr const char* hold_ptx = R"(
 .version 6.3
 .target sm_70
 .address_size 64
 
-.visible .entry crucible_gate_hold(.param .u64 word, .param .u32 round)
+.visible .entry crucible_gate_stamp(.param .u64 at)
+{
+  .reg .b64 %rd<2>;
+
+  ld.param.u64 %rd0, [at];
+  mov.u64 %rd1, %globaltimer;
+  st.volatile.u64 [%rd0], %rd1;
+  membar.sys;
+  ret;
+}
+
+.visible .entry crucible_gate_hold(.param .u64 word, .param .u32 round, .param .u64 seen, .param .u64 since)
 {
   .reg .pred %p<2>;
-  .reg .b32 %r<4>;
-  .reg .b64 %rd<1>;
+  .reg .b32 %r<5>;
+  .reg .b64 %rd<8>;
 
   mov.u32 %r0, %tid.x;
   setp.ne.u32 %p0, %r0, 0;
   @%p0 bra DONE;
   ld.param.u64 %rd0, [word];
   ld.param.u32 %r1, [round];
+  ld.param.u64 %rd1, [seen];
+  ld.param.u64 %rd4, [since];
+  mov.u32 %r4, %ctaid.x;
+  mul.wide.u32 %rd2, %r4, 4;
+  add.u64 %rd3, %rd1, %rd2;
+  mul.wide.u32 %rd5, %r4, 8;
+  add.u64 %rd6, %rd4, %rd5;
+  mov.u64 %rd7, %globaltimer;
+  st.volatile.u64 [%rd6], %rd7;
+  membar.sys;
+  st.volatile.u32 [%rd3], %r1;
+  membar.sys;
 SPIN:
   ld.volatile.u32 %r2, [%rd0];
   sub.s32 %r3, %r2, %r1;
@@ -82,6 +108,8 @@ void launch_gate::load_hold_kernel() {
     return fail("its kernel did not load: " + driver_error(r));
   if (CUresult r = cuModuleGetFunction(&hold_, module_, "crucible_gate_hold"); r != CUDA_SUCCESS)
     return fail("its kernel is missing: " + driver_error(r));
+  if (CUresult r = cuModuleGetFunction(&stamp_, module_, "crucible_gate_stamp"); r != CUDA_SUCCESS)
+    return fail("its clock kernel is missing: " + driver_error(r));
   int sms = 0, per_sm = 0, per_block = 0, resident = 0;
   cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);
   cuDeviceGetAttribute(&per_sm, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, dev);
@@ -94,8 +122,35 @@ void launch_gate::load_hold_kernel() {
   if (sms <= 0 || resident * threads < per_sm)
     return fail(std::to_string(resident) + " blocks of " + std::to_string(threads) +
                 " threads per SM leave room");
+  // One allocation: the stamp's clock, then each block's clock, then each block's round.
+  void* flags = nullptr;
+  const size_t blocks = static_cast<size_t>(sms) * static_cast<size_t>(resident);
+  const size_t bytes = (1 + blocks) * sizeof(uint64_t) + blocks * sizeof(uint32_t);
+  if (cudaHostAlloc(&flags, bytes, cudaHostAllocMapped) != cudaSuccess ||
+      cudaHostGetDevicePointer(&flags_device_, flags, 0) != cudaSuccess) {
+    cudaGetLastError();
+    if (flags) cudaFreeHost(flags);
+    return fail("no host-mapped memory for its residency flags");
+  }
+  flags_ = flags;
+  std::memset(flags, 0, bytes);
+  stamp_at_ = static_cast<volatile uint64_t*>(flags);
+  since_ = stamp_at_ + 1;
+  seen_ = reinterpret_cast<volatile uint32_t*>(const_cast<uint64_t*>(since_ + blocks));
+  if (cudaEventCreateWithFlags(&flushed_, cudaEventDisableTiming) != cudaSuccess) {
+    cudaGetLastError();
+    flushed_ = nullptr;
+    return fail("no event for it");
+  }
+  int least = 0, greatest = 0;
+  if (cudaDeviceGetStreamPriorityRange(&least, &greatest) != cudaSuccess ||
+      cudaStreamCreateWithPriority(&hold_stream_, cudaStreamNonBlocking, greatest) != cudaSuccess) {
+    cudaGetLastError();
+    hold_stream_ = nullptr;
+    return fail("no stream for it");
+  }
   threads_ = static_cast<unsigned>(threads);
-  blocks_ = static_cast<unsigned>(sms * resident);
+  blocks_ = static_cast<unsigned>(blocks);
 }
 
 launch_gate::~launch_gate() {
@@ -111,34 +166,92 @@ launch_gate::~launch_gate() {
     release();  // nothing may stay waiting on a word about to be freed
     cudaDeviceSynchronize();
     if (module_) cuModuleUnload(module_);
+    if (hold_stream_) cudaStreamDestroy(hold_stream_);
+    if (flushed_) cudaEventDestroy(flushed_);
+    if (flags_) cudaFreeHost(flags_);
     cudaFreeHost(const_cast<uint32_t*>(word_));
   }
 }
 
 void launch_gate::release() {
+  release_round(round_);
+}
+
+void launch_gate::release_round(uint32_t round) {
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  *word_ = round_;
+  *word_ = round;
   std::atomic_thread_fence(std::memory_order_seq_cst);
 }
 
-bool launch_gate::close(cudaStream_t stream) {
+// Until every block of the hold has said so: on an idle device that is the launch's latency (microseconds).
+// Work that still occupies an SM delays it; after the bound the call goes ahead and the caller's clock of
+// the time before the call shows the delay.
+bool launch_gate::wait_resident(uint32_t round) {
+  constexpr std::chrono::milliseconds bound{20};
+  const auto until = std::chrono::steady_clock::now() + bound;
+  for (unsigned i = 0; i < blocks_;) {
+    if (static_cast<int32_t>(seen_[i] - round) >= 0) {
+      ++i;
+      continue;
+    }
+    if (std::chrono::steady_clock::now() > until) return false;
+  }
+  std::atomic_thread_fence(std::memory_order_acquire);
+  return true;
+}
+
+bool launch_gate::close(cudaStream_t stream, const std::function<void()>& flush) {
   if (!error_.empty()) return false;
   std::lock_guard<std::mutex> lk(mu_);
   uint32_t next = round_ + 1;
-  CUresult r = CUDA_SUCCESS;
-  if (hold_) {
-    void* word = word_device_;
-    void* args[] = {&word, &next};
-    r = cuLaunchKernel(hold_, blocks_, 1, 1, threads_, 1, 1, 0, reinterpret_cast<CUstream>(stream), args,
-                       nullptr);
-  } else {
-    r = cuStreamWaitValue32(reinterpret_cast<CUstream>(stream), reinterpret_cast<CUdeviceptr>(word_device_),
-                            next, CU_STREAM_WAIT_VALUE_GEQ);
-  }
-  if (r != CUDA_SUCCESS) {
-    error_ = std::string("the device refused the launch gate's ") +
-             (hold_ ? "hold kernel" : "stream memory wait") + " (" + driver_error(r) + ")";
+  before_ms_ = -1;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto refused = [&](const char* what, CUresult r) {
+    error_ = std::string("the device refused the launch gate's ") + what + " (" + driver_error(r) + ")";
+    release_round(next);  // a hold already launched must not spin until the watchdog
     return false;
+  };
+  if (hold_) {
+    // stamp, flush, then the hold as soon as the flush is done: from the stamp on the device has nothing
+    // else of the worker's to do, and no moment of it is idle, until the call.
+    void* at = flags_device_;
+    void* stamp_args[] = {&at};
+    if (CUresult r = cuLaunchKernel(stamp_, 1, 1, 1, 1, 1, 1, 0, reinterpret_cast<CUstream>(stream),
+                                    stamp_args, nullptr);
+        r != CUDA_SUCCESS)
+      return refused("clock kernel", r);
+    flush();
+    if (cudaEventRecord(flushed_, stream) != cudaSuccess ||
+        cudaStreamWaitEvent(hold_stream_, flushed_, 0) != cudaSuccess) {
+      cudaGetLastError();
+      error_ = "the launch gate could not order its hold after the flush";
+      return false;
+    }
+    void* word = word_device_;
+    void* seen = static_cast<char*>(flags_device_) + (1 + blocks_) * sizeof(uint64_t);
+    void* since = static_cast<char*>(flags_device_) + sizeof(uint64_t);
+    void* args[] = {&word, &next, &seen, &since};
+    if (CUresult r = cuLaunchKernel(hold_, blocks_, 1, 1, threads_, 1, 1, 0,
+                                    reinterpret_cast<CUstream>(hold_stream_), args, nullptr);
+        r != CUDA_SUCCESS)
+      return refused("hold kernel", r);
+  } else {
+    flush();
+  }
+  if (CUresult r =
+          cuStreamWaitValue32(reinterpret_cast<CUstream>(stream), reinterpret_cast<CUdeviceptr>(word_device_),
+                              next, CU_STREAM_WAIT_VALUE_GEQ);
+      r != CUDA_SUCCESS)
+    return refused("stream memory wait", r);
+  if (hold_) {
+    if (wait_resident(next)) {
+      uint64_t last = 0;
+      for (unsigned i = 0; i < blocks_; ++i) last = std::max(last, static_cast<uint64_t>(since_[i]));
+      const uint64_t from = *stamp_at_;
+      before_ms_ = last > from ? static_cast<double>(last - from) / 1e6 : 0.0;
+    } else {  // something else held SMs all that time: at least that long
+      before_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    }
   }
   round_ = next;
   armed_ = true;

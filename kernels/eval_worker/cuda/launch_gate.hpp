@@ -1,8 +1,14 @@
 // Holds the device closed while the host enqueues a timed call, so the stream events around the call time
-// the device's work and not how quickly the host dispatched it (nvbench's blocking kernel): a kernel on the
-// call's stream whose blocks fill every SM spins on a host-mapped word until the host opens the gate.
+// the device's work and not how quickly the host dispatched it (nvbench's blocking kernel): the call's stream
+// waits on a host-mapped word, and a hold kernel on the gate's own stream, whose blocks fill every SM, spins
+// on the same word until the host opens the gate.
 // Filling the SMs, not only holding the stream, matters: work the call puts on another stream cannot start
 // while the host is still inside the call, before the first event, where no clock of the worker sees it.
+// The hold is not on the call's stream, so when the word is written the call's first kernel is pending at
+// the device's greatest priority as the hold's blocks leave: the call's stream gets the SMs before work of
+// lower priority on other streams, and work the call left unordered with its stream runs after it, where the
+// output read at the stream's end shows it missing. close() returns once every block of the hold is
+// resident, so nothing can slip onto the device between the flush and the call.
 // The host's own time in the call is measured apart.
 // A call that waits on the device inside its launch (a synchronize, or more launches than a stream
 // queues: about a thousand) would wait on the closed gate forever: a watchdog opens it after the
@@ -15,6 +21,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -35,9 +42,16 @@ class launch_gate {
   /// Empty when the gate fills every SM; otherwise why it holds only the stream (a stream memory wait).
   const std::string& scope_note() const { return scope_note_; }
 
-  /// Enqueues the hold on `stream` and arms the watchdog. False (and error() set) when the device
-  /// refused it.
-  bool close(cudaStream_t stream);
+  /// Enqueues `flush` (work of the caller's on `stream`: the L2 flush) and then holds `stream` and the
+  /// device, and arms the watchdog; returns once the hold occupies every SM (or after a bound, when
+  /// something else still does). False (and error() set) when the device refused it. The device must be
+  /// idle when it is called.
+  bool close(cudaStream_t stream, const std::function<void()>& flush);
+
+  /// The device's own time from just before the flush to the hold occupying every SM, in the last close();
+  /// -1 when unknown (no hold kernel); the host's wait when the hold was not resident within the bound. On an
+  /// idle device it is the flush; work of anyone else's that ran meanwhile makes it longer.
+  double before_ms() const { return before_ms_; }
 
   /// Opens the gate. False when the watchdog had already opened it: the call blocked on the device.
   bool open();
@@ -45,12 +59,23 @@ class launch_gate {
  private:
   void watch();
   void release();  ///< lets the stream past the current round
+  void release_round(uint32_t round);
+  bool wait_resident(uint32_t round);
   void load_hold_kernel();
 
   std::chrono::milliseconds deadline_;
   std::string error_, scope_note_;
   volatile uint32_t* word_ = nullptr;  ///< host-mapped; the stream waits until it reaches round_
   void* word_device_ = nullptr;
+  void* flags_ = nullptr;  ///< host-mapped: the stamp's clock, each block's clock, each block's round
+  void* flags_device_ = nullptr;
+  volatile uint64_t* stamp_at_ = nullptr;  ///< the device's clock before the flush (%globaltimer, ns)
+  volatile uint64_t* since_ = nullptr;     ///< each block of the hold: the device's clock when it began
+  volatile uint32_t* seen_ = nullptr;      ///< each block of the hold: its round, once resident
+  cudaStream_t hold_stream_ = nullptr;     ///< the hold's own stream, at the device's greatest priority
+  cudaEvent_t flushed_ = nullptr;          ///< after the flush on the call's stream; the hold waits for it
+  CUfunction stamp_ = nullptr;
+  double before_ms_ = -1;
   CUmodule module_ = nullptr;
   CUfunction hold_ = nullptr;  ///< null: the gate is a stream memory wait
   unsigned blocks_ = 0, threads_ = 0;

@@ -69,6 +69,24 @@ TEST(TimingStats, AGatedCallIsChargedItsHostTimeWhenThatIsLonger) {
   EXPECT_NEAR(charged_ms(escaped, k), 0.920, 1e-12);
 }
 
+// Work started between calls (a helper thread that launches when it sees the next call coming) runs while the
+// worker flushes the L2 and takes the device: the flush takes longer than on an idle device, and the
+// difference is charged to the call.
+TEST(TimingStats, WorkDuringTheFlushIsChargedToTheCall) {
+  clock_check k;
+  k.null_tail_ms = 0.004;
+  k.null_before_ms = 0.100;
+  call_clocks idle{0.200, 0.212, 0.004, 0.0, 0.110};  // 10 us over an idle device's: jitter
+  EXPECT_FALSE(busy_before(idle, k));
+  EXPECT_DOUBLE_EQ(charged_ms(idle, k), 0.200);
+  call_clocks busy{0.120, 0.130, 0.004, 0.0, 0.180};  // 80 us of the candidate's work ran in the flush
+  EXPECT_TRUE(busy_before(busy, k));
+  EXPECT_NEAR(charged_ms(busy, k), 0.200, 1e-12);
+  k.null_before_ms = 1.0;  // the threshold grows with the flush: 30 us over 1 ms is jitter
+  EXPECT_FALSE(busy_before({0.1, 0.1, 0.0, 0.0, 1.11}, k));
+  EXPECT_TRUE(busy_before({0.1, 0.1, 0.0, 0.0, 1.13}, k));
+}
+
 TEST(TimingStats, ATailWithinJitterIsNotOutsideWork) {
   clock_check k;
   EXPECT_FALSE(outside_stream({1.0, 1.1, 0.04}, k));   // 40 us after a 1 ms call: a host hiccup

@@ -379,6 +379,7 @@ struct call_result {
   call_clocks clocks;
   at::Tensor at_stream_end;  ///< the output as the stream left it (checked calls only), a device copy
   bool gate_forced = false;  ///< the launch gate's watchdog opened it: the call waited on the device
+  bool filled = false;       ///< the gate's fill took the SMs the call's stream left (checked calls)
 };
 
 // The CUDA target's way of doing each step of the protocol (evaluation_protocol.hpp): slots on the device,
@@ -640,11 +641,16 @@ class cuda_backend final : public device_backend {
   // Device tails are judged over every call of the evaluation: a few calls are too few to tell a side
   // stream (a tail at every call) from a host that was slow to look (a tail now and then).
   void finish() override {
-    if (tails_are_evidence(tails_, calls_, max_tail_ms_))
+    if (tails_are_evidence(tails_, calls_ - filled_calls_, max_tail_ms_))
       add_evidence(r_, evidence_kind::work_outside_stream,
                    "the device was still busy up to " + fmt_number(max_tail_ms_) +
                        " ms after the call's stream had finished, in " + std::to_string(tails_) + " of " +
-                       std::to_string(calls_) + " calls: work on another stream outlived the call");
+                       std::to_string(calls_ - filled_calls_) +
+                       " calls: work on another stream outlived the call");
+    if (filled_calls_ > 0)
+      r_.notes.push_back(
+          "ordering: " + std::to_string(filled_calls_) +
+          " checked call(s) had the device first, other streams only after the output was read");
     // The same rule as the tails: work that runs with the flush at every call is the candidate's; a host
     // preempted in the flush now and then is not.
     if (tails_are_evidence(befores_, calls_, max_before_ms_))
@@ -676,7 +682,7 @@ class cuda_backend final : public device_backend {
   // escaped the stream, with the device tails saying so too.
   bool time_despite_evidence() const override {
     if (!r_.error.empty() || !right_after_device_ || r_.evidence.empty() || reference_ops_ > 0) return false;
-    bool outside = tails_are_evidence(tails_, calls_, max_tail_ms_);
+    bool outside = tails_are_evidence(tails_, calls_ - filled_calls_, max_tail_ms_);
     for (const auto& tag : r_.evidence) {
       const auto kind = parse_evidence(tag);
       if (kind == evidence_kind::work_outside_stream)
@@ -804,7 +810,7 @@ class cuda_backend final : public device_backend {
   // taking longer says something else ran); otherwise the host waits for the flush, so nothing the
   // candidate starts can overlap it or inherit work of the call before. False: the gate failed (its error
   // is the gate's).
-  bool flush_and_close(bool gated, call_result& res) {
+  bool flush_and_close(bool gated, call_result& res, double fill_ms) {
     const auto t0 = clock_type::now();
     struct charge {  // every way out of the flush is counted
       double& into;
@@ -825,7 +831,7 @@ class cuda_backend final : public device_backend {
                 "cudaMemsetAsync (L2 flush)");
     };
     if (gated) {
-      if (!m_.gate->close(m_.stream, evict)) return false;
+      if (!m_.gate->close(m_.stream, evict, fill_ms)) return false;
       res.clocks.before_ms = std::max(0.0, m_.gate->before_ms());
       return true;
     }
@@ -879,8 +885,12 @@ class cuda_backend final : public device_backend {
     // waits on the device, and a held stream would make it wait for the gate's watchdog. Every later call,
     // checked or timed, is gated alike, so the gate's state tells the candidate nothing.
     bool gated = gating() && !(candidate && first_call_);
+    const bool first = candidate && first_call_;
     if (candidate) first_call_ = false;
-    if (!flush_and_close(gated, res)) {
+    // A checked call's stream gets the device first and a fill the rest until it is done (launch_gate): the
+    // fill lasts twice the first call at most, so a call whose stream waits on its own side work ends.
+    const double fill_ms = checked && candidate && snapshot ? std::max(1.0, 2 * first_call_ms_ + 0.5) : 0.0;
+    if (!flush_and_close(gated, res, fill_ms)) {
       gate_off(m_.gate->error());
       gated = false;
       check_api(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
@@ -901,6 +911,12 @@ class cuda_backend final : public device_backend {
     cudaError_t launch = cudaGetLastError();
     check_api(cudaEventRecord(m_.ev1, m_.stream), "cudaEventRecord");
     auto t_open = t0;
+    res.filled = gated && m_.gate->filling();
+    if (res.filled && snapshot && snapshot_into.defined()) {
+      // Ordered on the stream before the fill ends: work the call left unordered with it has not run yet.
+      res.at_stream_end = snapshot_into.copy_(*snapshot);
+      m_.gate->call_done(m_.stream);
+    }
     if (gated) {
       res.gate_forced = !m_.gate->open();
       t_open = clock_type::now();
@@ -908,7 +924,7 @@ class cuda_backend final : public device_backend {
     }
     cudaError_t es = wait_stream(checked);
     auto t_stream = clock_type::now();
-    if (es == cudaSuccess && snapshot && snapshot_into.defined()) {
+    if (es == cudaSuccess && snapshot && snapshot_into.defined() && !res.filled) {
       // Copied on the stream as it is now: what a consumer ordered on ctx->stream would read.
       res.at_stream_end = snapshot_into.copy_(*snapshot);
       es = cudaStreamSynchronize(m_.stream);
@@ -930,6 +946,7 @@ class cuda_backend final : public device_backend {
     res.clocks.wall_ms = ms_between(t_open, t_device) - ms_between(t_stream, t_snap);
     res.clocks.device_tail_ms = ms_between(t_snap, t_device);
     res.ok = res.error.empty();
+    if (first && res.ok) first_call_ms_ = ev_ms;
     costs.region_ms += ms_between(t_region, clock_type::now());
     return res;
   }
@@ -991,6 +1008,12 @@ class cuda_backend final : public device_backend {
       ++befores_;
       max_before_ms_ = std::max(max_before_ms_, c.clocks.before_ms - check_.null_before_ms);
     }
+    // After a filled call the device still has the fill's last slice and whatever the fill held back: the
+    // output read at the stream's end judges that call, not its tail.
+    if (c.filled) {
+      ++filled_calls_;
+      return;
+    }
     if (!outside_stream(c.clocks, check_)) return;
     ++tails_;
     max_tail_ms_ = std::max(max_tail_ms_, c.clocks.device_tail_ms);
@@ -1040,7 +1063,9 @@ class cuda_backend final : public device_backend {
   double max_before_ms_ = 0;
   bool gate_off_ = false;  // launches timed with the calls for the rest of the evaluation
   bool first_call_ = true;
-  int forced_checked_ = 0;  // checked calls the gate's watchdog had to open
+  double first_call_ms_ = 0;  // the candidate's first call, by its events (not gated)
+  int filled_calls_ = 0;      // checked calls whose stream had the device first
+  int forced_checked_ = 0;    // checked calls the gate's watchdog had to open
   bool right_after_device_ = true;
   bool leaked_ = false;
   int64_t reference_ops_ = 0;

@@ -12,7 +12,9 @@ namespace {
 // The stamp writes the device's clock where the host reads it. In the hold, one thread per block says it is
 // resident (the clock in since[block], then its round in seen[block]) and polls the word (the others wait at
 // the barrier, issuing nothing) until it reaches the round; compared as a signed difference, so the rounds
-// may wrap. PTX, so the worker needs no device compiler: the driver compiles it for the device at load.
+// may wrap. The fill's blocks each take an SM's slot for a slice (or until the call's stream is done, or the
+// bound), then leave it, so the call's stream, of higher priority, gets every slot it asks for within a slice
+// and the fill the rest. PTX, so the worker needs no device compiler: the driver compiles it at load.
 constexpr const char* hold_ptx = R"(
 .version 6.3
 .target sm_70
@@ -63,6 +65,37 @@ DONE:
   bar.sync 0;
   ret;
 }
+
+.visible .entry crucible_gate_fill(.param .u64 done, .param .u32 round, .param .u64 until, .param .u64 slice)
+{
+  .reg .pred %p<3>;
+  .reg .b32 %r<4>;
+  .reg .b64 %rd<6>;
+
+  mov.u32 %r0, %tid.x;
+  setp.ne.u32 %p0, %r0, 0;
+  @%p0 bra FDONE;
+  ld.param.u64 %rd0, [done];
+  ld.param.u32 %r1, [round];
+  ld.param.u64 %rd1, [until];
+  ld.param.u64 %rd2, [slice];
+  mov.u64 %rd3, %globaltimer;
+  add.u64 %rd4, %rd3, %rd2;
+  min.u64 %rd4, %rd4, %rd1;
+FSPIN:
+  ld.volatile.global.u32 %r2, [%rd0];
+  sub.s32 %r3, %r2, %r1;
+  setp.ge.s32 %p1, %r3, 0;
+  @%p1 bra FDONE;
+  mov.u64 %rd5, %globaltimer;
+  setp.ge.u64 %p2, %rd5, %rd4;
+  @%p2 bra FDONE;
+  nanosleep.u32 200;
+  bra FSPIN;
+FDONE:
+  bar.sync 0;
+  ret;
+}
 )";
 
 std::string driver_error(CUresult r) {
@@ -110,6 +143,7 @@ void launch_gate::load_hold_kernel() {
     return fail("its kernel is missing: " + driver_error(r));
   if (CUresult r = cuModuleGetFunction(&stamp_, module_, "crucible_gate_stamp"); r != CUDA_SUCCESS)
     return fail("its clock kernel is missing: " + driver_error(r));
+  if (cuModuleGetFunction(&fill_, module_, "crucible_gate_fill") != CUDA_SUCCESS) fill_ = nullptr;
   int sms = 0, per_sm = 0, per_block = 0, resident = 0;
   cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);
   cuDeviceGetAttribute(&per_sm, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, dev);
@@ -151,6 +185,18 @@ void launch_gate::load_hold_kernel() {
   }
   threads_ = static_cast<unsigned>(threads);
   blocks_ = static_cast<unsigned>(blocks);
+  // The fill needs a priority below the call's stream and above the default one candidates' streams get.
+  if (fill_ && least != greatest &&
+      cudaStreamCreateWithPriority(&fill_stream_, cudaStreamNonBlocking, greatest + 1) == cudaSuccess &&
+      cudaMalloc(&done_device_, sizeof(uint32_t)) == cudaSuccess &&
+      cudaMemset(done_device_, 0, sizeof(uint32_t)) == cudaSuccess) {
+    cudaDeviceSynchronize();
+  } else {
+    cudaGetLastError();
+    if (fill_stream_) cudaStreamDestroy(fill_stream_);
+    fill_stream_ = nullptr;
+    fill_ = nullptr;
+  }
 }
 
 launch_gate::~launch_gate() {
@@ -167,6 +213,8 @@ launch_gate::~launch_gate() {
     cudaDeviceSynchronize();
     if (module_) cuModuleUnload(module_);
     if (hold_stream_) cudaStreamDestroy(hold_stream_);
+    if (fill_stream_) cudaStreamDestroy(fill_stream_);
+    if (done_device_) cudaFree(done_device_);
     if (flushed_) cudaEventDestroy(flushed_);
     if (flags_) cudaFreeHost(flags_);
     cudaFreeHost(const_cast<uint32_t*>(word_));
@@ -200,11 +248,12 @@ bool launch_gate::wait_resident(uint32_t round) {
   return true;
 }
 
-bool launch_gate::close(cudaStream_t stream, const std::function<void()>& flush) {
+bool launch_gate::close(cudaStream_t stream, const std::function<void()>& flush, double fill_ms) {
   if (!error_.empty()) return false;
   std::lock_guard<std::mutex> lk(mu_);
   uint32_t next = round_ + 1;
   before_ms_ = -1;
+  filling_ = false;
   const auto t0 = std::chrono::steady_clock::now();
   auto refused = [&](const char* what, CUresult r) {
     error_ = std::string("the device refused the launch gate's ") + what + " (" + driver_error(r) + ")";
@@ -249,6 +298,7 @@ bool launch_gate::close(cudaStream_t stream, const std::function<void()>& flush)
       for (unsigned i = 0; i < blocks_; ++i) last = std::max(last, static_cast<uint64_t>(since_[i]));
       const uint64_t from = *stamp_at_;
       before_ms_ = last > from ? static_cast<double>(last - from) / 1e6 : 0.0;
+      if (fill_ms > 0 && fill_) filling_ = start_fill(next, last, fill_ms);
     } else {  // something else held SMs all that time: at least that long
       before_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     }
@@ -259,6 +309,31 @@ bool launch_gate::close(cudaStream_t stream, const std::function<void()>& flush)
   due_ = std::chrono::steady_clock::now() + deadline_;
   cv_.notify_all();
   return true;
+}
+
+// Pending behind the same word as the call's stream, so it takes the SMs the call leaves when the gate opens,
+// before anything of lower priority; it ends at the call stream's done mark or `fill_ms` after the hold began
+// (device clock `from`), whichever is first.
+bool launch_gate::start_fill(uint32_t round, uint64_t from, double fill_ms) {
+  constexpr uint64_t slice_ns = 5000;
+  const uint64_t bound_ns = static_cast<uint64_t>(fill_ms * 1e6);
+  const uint64_t waves = std::max<uint64_t>(1, bound_ns / slice_ns + 1);
+  const uint64_t blocks = std::min<uint64_t>(uint64_t{blocks_} * waves, uint64_t{1} << 24);
+  void* done = done_device_;
+  uint64_t until = from + bound_ns, slice = slice_ns;
+  void* args[] = {&done, &round, &until, &slice};
+  return cuStreamWaitValue32(reinterpret_cast<CUstream>(fill_stream_),
+                             reinterpret_cast<CUdeviceptr>(word_device_), round,
+                             CU_STREAM_WAIT_VALUE_GEQ) == CUDA_SUCCESS &&
+         cuLaunchKernel(fill_, static_cast<unsigned>(blocks), 1, 1, threads_, 1, 1, 0,
+                        reinterpret_cast<CUstream>(fill_stream_), args, nullptr) == CUDA_SUCCESS;
+}
+
+void launch_gate::call_done(cudaStream_t stream) {
+  std::lock_guard<std::mutex> lk(mu_);
+  if (!filling_) return;
+  cuStreamWriteValue32(reinterpret_cast<CUstream>(stream), reinterpret_cast<CUdeviceptr>(done_device_),
+                       round_, CU_STREAM_WRITE_VALUE_DEFAULT);
 }
 
 bool launch_gate::open() {

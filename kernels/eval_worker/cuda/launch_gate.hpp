@@ -46,7 +46,17 @@ class launch_gate {
   /// device, and arms the watchdog; returns once the hold occupies every SM (or after a bound, when
   /// something else still does). False (and error() set) when the device refused it. The device must be
   /// idle when it is called.
-  bool close(cudaStream_t stream, const std::function<void()>& flush);
+  /// With `fill_ms` > 0 (and a fill kernel), the SMs the call's stream leaves unused after the gate opens
+  /// are taken by a fill at the priority just below it, until call_done()'s mark on the stream or for
+  /// `fill_ms` at most: work the call put on other streams of lower priority, unordered with its own, runs
+  /// only after its stream is done, where a read ordered on the stream shows it missing.
+  bool close(cudaStream_t stream, const std::function<void()>& flush, double fill_ms = 0);
+
+  /// Enqueues on `stream` the mark that ends the fill (a no-op when none runs).
+  void call_done(cudaStream_t stream);
+
+  /// Whether the last close() started a fill.
+  bool filling() const { return filling_; }
 
   /// The device's own time from just before the flush to the hold occupying every SM, in the last close();
   /// -1 when unknown (no hold kernel); the host's wait when the hold was not resident within the bound. On an
@@ -61,6 +71,7 @@ class launch_gate {
   void release();  ///< lets the stream past the current round
   void release_round(uint32_t round);
   bool wait_resident(uint32_t round);
+  bool start_fill(uint32_t round, uint64_t from, double fill_ms);
   void load_hold_kernel();
 
   std::chrono::milliseconds deadline_;
@@ -75,6 +86,10 @@ class launch_gate {
   cudaStream_t hold_stream_ = nullptr;     ///< the hold's own stream, at the device's greatest priority
   cudaEvent_t flushed_ = nullptr;          ///< after the flush on the call's stream; the hold waits for it
   CUfunction stamp_ = nullptr;
+  CUfunction fill_ = nullptr;           ///< null: no fill (one priority level only, or it did not load)
+  cudaStream_t fill_stream_ = nullptr;  ///< one priority level below the call's stream
+  void* done_device_ = nullptr;         ///< device memory: the call's stream writes its round when done
+  bool filling_ = false;
   double before_ms_ = -1;
   CUmodule module_ = nullptr;
   CUfunction hold_ = nullptr;  ///< null: the gate is a stream memory wait

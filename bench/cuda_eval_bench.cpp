@@ -323,6 +323,17 @@ int fidelity(int repeats, const std::string& out_path, const std::string& task_l
       req.options = s.cfg.benchmark.eval;
       req.target = "cuda";
       auto r = runner.run(req);
+      if (const char* path =
+              std::getenv("CRUCIBLE_BENCH_NOTES")) {  // every evaluation's notes, for diagnosis
+        nlohmann::json line = {{"id", req.candidate_id},
+                               {"task", name},
+                               {"status", r.status},
+                               {"evidence", r.evidence},
+                               {"notes", r.notes},
+                               {"speedup", r.speedup_vs_eager},
+                               {"candidate_ms", r.timing.candidate_ms_median}};
+        std::ofstream(path, std::ios::app) << line.dump() << "\n";
+      }
       if (!r.timed) {
         std::fprintf(stderr, "%s: not timed (%s %s)\n", name.c_str(), r.status.c_str(), r.error.c_str());
         break;

@@ -5,7 +5,7 @@
 #
 #   bench/gpu_verifier.sh BUILD_DIR OUT_DIR [SHARES]     e.g. SHARES="0.25 0.125"
 #
-# Each throughput run also writes every evaluation's notes (notes_SHARE_GATE.jsonl).
+# Each throughput run, and the fidelity bench, also write every evaluation's notes (notes_*.jsonl).
 # GATES picks the launch gates to measure throughput with (default: device; see below).
 # STEPS picks a subset (default: "build tests corpus throughput fidelity"), for machines whose calls are short.
 # On the lent GPU machine: source .device/setup.sh first (it sets CRUCIBLE_GPU_CMAKE).
@@ -49,7 +49,8 @@ if want throughput; then
 fi
 if want fidelity; then
   step fidelity
-  "$build/bench/cuda_eval_bench" fidelity 10 "$out/fidelity.json" > "$out/fidelity.txt" 2>&1
+  CRUCIBLE_BENCH_NOTES="$out/notes_fidelity.jsonl" "$build/bench/cuda_eval_bench" fidelity 10 "$out/fidelity.json" \
+    > "$out/fidelity.txt" 2>&1
   tail -12 "$out/fidelity.txt"
 fi
 step done

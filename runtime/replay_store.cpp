@@ -317,6 +317,16 @@ expected<replay_summary> replay_store::summarize(const std::string& path) {
     while (best_rec && sqlite3_step(best_rec.s) == SQLITE_ROW)
       if (auto rec = decode_as<scored_candidate>(column_blob(best_rec.s, 1)))
         out.speedup_best_vs_graph[column_text(best_rec.s, 0)] = rec->bench.speedup_vs_graph;
+    // What convicted the hacks, and what the judge found on the outliers it reviewed (passes it upheld or
+    // left inconclusive, hacks it convicted).
+    statement judged(db, "SELECT record FROM candidates WHERE outcome IN ('pass', 'hack')");
+    while (judged && sqlite3_step(judged.s) == SQLITE_ROW) {
+      auto rec = decode_as<scored_candidate>(column_blob(judged.s, 0));
+      if (!rec) continue;
+      if (!rec->judged.review.finding.empty()) ++out.reviews[rec->judged.review.finding];
+      if (rec->judged.outcome == "hack")
+        for (const auto& f : rec->judged.flags) ++out.hack_flags[f];
+    }
   }
   sqlite3_close(db);
   return out;

@@ -42,6 +42,8 @@ struct replay_summary {
   std::map<std::string, int64_t> outcomes;
   std::map<std::string, double> speedup_best;
   std::map<std::string, double> speedup_best_vs_graph;  ///< CUDA: that best candidate vs the CUDA graph
+  std::map<std::string, int64_t> reviews;     ///< the judge stage's findings (upheld | hack | inconclusive)
+  std::map<std::string, int64_t> hack_flags;  ///< the flags of candidates judged hacks, each counted once
   int64_t candidates = 0;
 };
 

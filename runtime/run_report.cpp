@@ -44,6 +44,10 @@ expected<run_report> make_run_report(const std::string& run_dir) {
   if (!summary) return summary.err();
   r.outcomes = summary->outcomes;
   r.candidates = summary->candidates;
+  r.hack_flags = summary->hack_flags;
+  r.reviews = summary->reviews;
+  if (std::ifstream cases(run_dir + "/hack_cases.jsonl"); cases)
+    for (std::string line; std::getline(cases, line);) r.hack_cases += !line.empty();
   std::vector<std::string> names;
   if (auto cfg = load_run_config(run_dir, {}))
     if (auto tasks = select_tasks(*cfg))
@@ -118,7 +122,20 @@ std::string format_run_report(const run_report& r) {
   }
   out += "outcomes:";
   for (const auto& [o, n] : r.outcomes) out += " " + o + " " + std::to_string(n);
-  out += "\n\n";
+  out += "\n";
+  if (!r.hack_flags.empty()) {
+    out += "what convicted the hacks:";
+    for (const auto& [f, n] : r.hack_flags) out += " " + f + " " + std::to_string(n);
+    out += "\n";
+  }
+  if (!r.reviews.empty() || r.hack_cases > 0) {
+    int64_t reviewed = 0;
+    for (const auto& [f, n] : r.reviews) reviewed += n;
+    out += "judge: " + std::to_string(reviewed) + " outliers reviewed";
+    for (const auto& [f, n] : r.reviews) out += ", " + f + " " + std::to_string(n);
+    out += "; " + std::to_string(r.hack_cases) + " confirmed hacks in the case database\n";
+  }
+  out += "\n";
   std::snprintf(buf, sizeof buf, "| %-32s | %6s | %12s | %12s | %13s | %13s |\n", "task", "groups",
                 "first reward", "last reward", "best speedup", "its vs graph");
   out += buf;

@@ -17,7 +17,7 @@ struct task_progress {
   double last_reward = 0.0;   ///< ... and of its last group
   int64_t first_version = 0;
   int64_t last_version = 0;
-  double best_speedup = 0.0;  ///< best verified speedup vs eager (0: none passed)
+  double best_speedup = 0.0;   ///< best verified speedup vs eager (0: none passed)
   double best_vs_graph = 0.0;  ///< CUDA: that candidate against the CUDA-graph replay of the reference
 };
 
@@ -36,6 +36,9 @@ struct run_report {
   double mean_best = 0.0, median_best = 0.0, mean_best_vs_graph = 0.0, median_best_vs_graph = 0.0;
   std::vector<task_progress> tasks;
   std::map<std::string, int64_t> outcomes;
+  std::map<std::string, int64_t> hack_flags;  ///< what convicted the hacks (a candidate counts once per flag)
+  std::map<std::string, int64_t> reviews;     ///< the judge stage's findings on the outliers it reviewed
+  int64_t hack_cases = 0;                     ///< confirmed hacks in the run's case database
   int64_t candidates = 0;
 };
 

@@ -64,6 +64,50 @@ TEST(RunReport, ComparesFifthsAndEachTasksFirstAndLastGroup) {
   fs::remove_all(dir);
 }
 
+// The report says what convicted the hacks and what the judge found, from the records and the case database.
+TEST(RunReport, CountsWhatConvictedTheHacksAndTheJudgesFindings) {
+  fs::path dir = fs::temp_directory_path() / ("crucible-report-judge-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  step_metrics m;
+  m.step = 1;
+  append_metrics((dir / "metrics.jsonl").string(), m);
+  {
+    auto store = replay_store::open((dir / "replay.sqlite").string(), {}, 1);
+    ASSERT_TRUE(store);
+    scored_group g = group("g0", "a", 0, 1.0, 4.0);
+    g.members[0].judged.review.finding = "upheld";  // an outlier the judge kept
+    scored_candidate convicted = g.members[1];
+    convicted.cand.id = "g0-2";
+    convicted.judged.outcome = "hack";
+    convicted.judged.flags = {"judged_hack"};
+    convicted.judged.review.finding = "hack";
+    scored_candidate caught = convicted;
+    caught.cand.id = "g0-3";
+    caught.judged.flags = {"output_unwritten", "work_outside_stream"};
+    caught.judged.review = {};
+    g.members.push_back(convicted);
+    g.members.push_back(caught);
+    ASSERT_TRUE(store->insert(g));
+  }
+  std::ofstream(dir / "hack_cases.jsonl") << "{\"case\": 1}\n{\"case\": 2}\n";
+  auto r = make_run_report(dir.string());
+  ASSERT_TRUE(r) << r.message();
+  EXPECT_EQ(r->reviews.at("upheld"), 1);
+  EXPECT_EQ(r->reviews.at("hack"), 1);
+  EXPECT_EQ(r->hack_flags.at("judged_hack"), 1);
+  EXPECT_EQ(r->hack_flags.at("output_unwritten"), 1);
+  EXPECT_EQ(r->hack_flags.at("work_outside_stream"), 1);
+  EXPECT_EQ(r->hack_cases, 2);
+  const std::string text = format_run_report(*r);
+  EXPECT_NE(text.find("judge: 2 outliers reviewed, hack 1, upheld 1; 2 confirmed hacks"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("what convicted the hacks: judged_hack 1 output_unwritten 1 work_outside_stream 1"),
+            std::string::npos)
+      << text;
+  fs::remove_all(dir);
+}
+
 TEST(RunReport, NotARunDirectoryIsAnError) {
   auto r = make_run_report("/nonexistent/run");
   ASSERT_FALSE(r);

@@ -199,21 +199,28 @@ int train_command(const train_args& args) {
       return 0;
     }
   }
+  // Plugins (config `plugins:`) add their roles beside the built-in ones, before any actor starts, and before
+  // the run directory is touched: a plugin that does not load, or roles it does not provide, leave the
+  // previous run where it is.
+  auto registry = std::make_shared<runtime::role_registry>();
+  actors::register_builtin_roles(*registry);
+  auto plugins = runtime::load_plugins(cfg->plugins, *registry);
+  if (!plugins) {
+    std::cerr << "crucible train: " << plugins.message() << "\n";
+    return 2;
+  }
+  if (auto st = runtime::check_run_plan(*cfg, registry.get()); !st) {
+    std::cerr << "crucible train: the run cannot start: " << st.message() << "\n";
+    return 2;
+  }
   auto run = runtime::prepare_run(*cfg, resume);
   if (!run) {
     std::cerr << "crucible train: " << run.message() << "\n";
     return 2;
   }
   runtime::init_logging(cfg->run.log_level, (*run)->path("crucible.log"), cfg->run.progress);
+  runtime::log_loaded_plugins(*plugins);
   policies::set_intra_op_threads(static_cast<int>(cfg->policy_threads));
-  auto registry = std::make_shared<runtime::role_registry>();
-  actors::register_builtin_roles(*registry);
-  // Plugins (config `plugins:`) add their roles beside the built-in ones, before any actor starts.
-  if (auto plugins = runtime::load_configured_plugins(*cfg, *registry); !plugins) {
-    std::cerr << "crucible train: " << plugins.message() << "\n";
-    spdlog::shutdown();
-    return 2;
-  }
   if (!cfg->cluster.listen.empty()) {
     // The plan in the log: what the head expects of the nodes, and what will go wrong.
     auto plan = runtime::plan_placement(*cfg, *launch);

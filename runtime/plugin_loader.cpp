@@ -296,16 +296,19 @@ expected<std::vector<loaded_plugin>> load_plugins(const std::vector<std::string>
   return out;
 }
 
-expected<std::vector<loaded_plugin>> load_configured_plugins(const config& cfg, role_registry& registry) {
-  auto loaded = load_plugins(cfg.plugins, registry);
-  if (!loaded) return loaded;
-  for (const auto& p : *loaded) {
+void log_loaded_plugins(const std::vector<loaded_plugin>& loaded) {
+  for (const auto& p : loaded) {
     if (p.roles.empty())
       spdlog::warn("plugin {}: registered no role", p.path);
     else
       spdlog::info("plugin {}: registered {}", p.path, join(p.roles, ", "));
     for (const auto& r : p.replaced) spdlog::warn("plugin {}: replaces the role {}", p.path, r);
   }
+}
+
+expected<std::vector<loaded_plugin>> load_configured_plugins(const config& cfg, role_registry& registry) {
+  auto loaded = load_plugins(cfg.plugins, registry);
+  if (loaded) log_loaded_plugins(*loaded);
   return loaded;
 }
 

@@ -41,4 +41,8 @@ expected<std::vector<loaded_plugin>> load_plugins(const std::vector<std::string>
 /// actors::register_builtin_roles. Logs each plugin and the roles it added.
 expected<std::vector<loaded_plugin>> load_configured_plugins(const config& cfg, role_registry& registry);
 
+/// The log lines load_configured_plugins writes: each plugin and the roles it added (for a caller that
+/// loads its plugins before its log exists).
+void log_loaded_plugins(const std::vector<loaded_plugin>& loaded);
+
 }  // namespace crucible::runtime

@@ -46,6 +46,10 @@ expected<std::vector<task_spec>> select_tasks(const config& cfg) {
 }
 
 expected<std::shared_ptr<run_context>> prepare_run(const config& cfg, bool resume) {
+  // Everything that can fail on the config alone fails before the run directory is touched: a typo in
+  // tasks.include must not move the previous run aside.
+  auto tasks = select_tasks(cfg);
+  if (!tasks) return tasks.err();
   auto ctx = std::make_shared<run_context>();
   ctx->cfg = cfg;
   ctx->resume = resume;
@@ -82,8 +86,6 @@ expected<std::shared_ptr<run_context>> prepare_run(const config& cfg, bool resum
   }
   ctx->incarnation = "r" + std::to_string(incarnation);
 
-  auto tasks = select_tasks(cfg);
-  if (!tasks) return tasks.err();
   ctx->tasks = std::move(*tasks);
   for (const auto& t : ctx->tasks) ctx->task_by_name[t.name] = t;
   return ctx;

@@ -38,7 +38,8 @@ nlohmann::json to_json(const status_report& r) {
   return j;
 }
 
-int run_control(const char* name, const control_args& args, const control& command) {
+int run_control(const char* name, const control_args& args, control command) {
+  command.args["timeout_s"] = std::to_string(args.timeout_s);  // the head answers within it
   std::optional<runtime::curve_client_keys> curve;
   if (!args.config_path.empty() || !args.overrides.empty()) {
     auto cfg = args.config_path.empty()

@@ -1,6 +1,8 @@
 #pragma once
 // Control and status: what operators and the runtime say to the system and what it reports back.
+#include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <map>
 #include <string>
 #include <vector>
@@ -14,9 +16,20 @@ struct control {
   std::string command;
   std::string role;
   int32_t count = 0;
-  std::map<std::string, std::string> args;
+  std::map<std::string, std::string> args;  ///< node: a node to drain; timeout_s: how long the client waits
   MSGPACK_DEFINE_MAP(command, role, count, args);
 };
+
+/// How long the head may take over a command: the client's args.timeout_s (what it waits for the answer)
+/// less a margin for the answer's way back, within [0.1, 300] s; 5 s when absent or not a number.
+inline double control_deadline_s(const control& c) {
+  auto it = c.args.find("timeout_s");
+  if (it == c.args.end()) return 5.0;
+  char* end = nullptr;
+  const double t = std::strtod(it->second.c_str(), &end);
+  if (end == it->second.c_str() || *end != '\0' || !(t > 0)) return 5.0;
+  return std::min(300.0, std::max(0.1, 0.9 * t));
+}
 
 struct role_status {
   std::string role;

@@ -3,6 +3,7 @@
 #include "runtime/actor_failures.hpp"
 #include "runtime/pipeline_stages.hpp"
 
+#include <cstdio>
 #include <deque>
 #include <map>
 #include <mutex>
@@ -309,14 +310,23 @@ void on_control(gateway_actor* self, const control_request& req) {
       return;
     }
     std::string client = req.client;
-    self->request(self->state.supervisor, 5s, scale_atom::value, c.role, c.count)
+    const double deadline_s = control_deadline_s(c);
+    const auto deadline = std::chrono::milliseconds(static_cast<int64_t>(deadline_s * 1000));
+    self->request(self->state.supervisor, deadline, scale_atom::value, c.role, c.count)
         .then(
             [=](int32_t) {
               collect_status(self, [=](status_report r) { answer(self, client, std::move(r)); });
             },
             [=](caf::error& err) {
               status_report r;
-              r.error = "scale " + c.role + ": " + error_sentence(err);
+              const bool late = err.category() == caf::atom("system") &&
+                                err.code() == static_cast<uint8_t>(caf::sec::request_timeout);
+              char within[32];
+              std::snprintf(within, sizeof within, "%.3g", deadline_s);
+              r.error = "scale " + c.role + ": " +
+                        (late ? std::string("not done within ") + within +
+                                    " s (the client's --timeout); members started so far keep running"
+                              : error_sentence(err));
               answer(self, client, std::move(r));
             });
   } else {

@@ -99,19 +99,26 @@ double stream_rate() {
     std::memset(buf.data(), rep, bytes);
     s = seconds_since(t0);
     if (s > 0) best_write = std::max(best_write, bytes / s);
+    // The library's copy, vectorized as no scalar loop here is: each byte read once and written once.
+    const size_t half = buf.size() / 2;
+    t0 = clock_type::now();
+    std::memcpy(buf.data() + half, buf.data(), half * sizeof(float));
+    s = seconds_since(t0);
+    if (s > 0) best_read = std::max(best_read, 2.0 * static_cast<double>(half * sizeof(float)) / s);
   }
   return std::max(best_read, best_write);
 }
 
 }  // namespace
 
-const machine_peak& cpu_peak() {
-  static machine_peak peak = [] {
-    machine_peak p;
-    p.bytes_per_s = stream_rate();
-    p.flops_per_s = best_fma_rate();
-    return p;
-  }();
+const machine_peak& cpu_peak(bool again) {
+  static machine_peak peak;
+  static bool measured = false;
+  if (!measured || again) {
+    peak.bytes_per_s = std::max(peak.bytes_per_s, stream_rate());
+    peak.flops_per_s = std::max(peak.flops_per_s, best_fma_rate());
+    measured = true;
+  }
   return peak;
 }
 

@@ -24,6 +24,7 @@ struct scripted_backend : device_backend {
   bool constant_output = false;     // ignores its input
   int fail_timed_after = -1;        // the n-th timed call fails
   bool keeps_last_address = false;  // reuses its last result when called at the same address again
+  int quick_fresh_probes = 0;       // this many probe calls on fresh values run quick (a noisy machine)
   size_t last_slot = SIZE_MAX;
   uint64_t last_seed = 0;
   std::vector<bool> stale;  // per slot: the last call there served a kept result for other values
@@ -64,7 +65,7 @@ struct scripted_backend : device_backend {
     seen.insert(slot_seed[k]);
     return c;
   }
-  double timed_call(size_t k, timed_use, const std::string&) override {
+  double timed_call(size_t k, timed_use use, const std::string&) override {
     order.push_back("c");
     if (fail_timed_after >= 0 && timed_calls >= fail_timed_after) {
       failed = true;
@@ -75,6 +76,10 @@ struct scripted_backend : device_backend {
     serves_kept(k);
     const bool remembered = remembers && seen.count(slot_seed[k]);
     seen.insert(slot_seed[k]);
+    if (!remembered && use == timed_use::probe && quick_fresh_probes > 0) {
+      --quick_fresh_probes;
+      return candidate_ms / 15;
+    }
     return remembered ? candidate_ms / 20 : candidate_ms;
   }
   double timed_baseline(baseline b, size_t, const std::string&) override {
@@ -97,7 +102,13 @@ struct scripted_backend : device_backend {
   void correctness_done() override {}
   void finish() override { ++finished; }
   bool candidate_first() const override { return reference_in_reach; }
-  device_peaks peaks() const override { return {}; }
+  device_peaks first_peaks, later_peaks;  // what the backend measures first, and when asked again
+  int remeasured = 0;
+  device_peaks peaks() const override { return first_peaks; }
+  device_peaks peaks_again() override {
+    ++remeasured;
+    return later_peaks;
+  }
   bool halted() const override { return failed; }
 };
 
@@ -211,6 +222,22 @@ TEST(EvaluationProtocol, AnswersFromMemoryAreEvidence) {
 
 // Timing rotates its input sets, so a result kept for the last address only never serves a timed call; the
 // checks after timing call twice in a row at one address with new values.
+// Both fresh calls of the probe's second round ran quick: a third round decides.
+TEST(EvaluationProtocol, AnswersFromMemoryAreFoundWhenOneRoundsFreshCallsRanQuick) {
+  auto req = request();
+  scripted_backend b(evaluation_protocol::slots_needed(req.options));
+  b.remembers = true;
+  b.quick_fresh_probes = 2;
+  auto r = run(b, req);
+  EXPECT_TRUE(std::find(r.evidence.begin(), r.evidence.end(), "result_cache") != r.evidence.end());
+  EXPECT_TRUE(std::any_of(r.notes.begin(), r.notes.end(),
+                          [](const std::string& n) { return n.rfind("memo probe, round 3", 0) == 0; }));
+  scripted_backend honest(evaluation_protocol::slots_needed(req.options));
+  honest.quick_fresh_probes = 2;  // no cache: its quick calls make round one look quick, the others do not
+  r = run(honest, req);
+  EXPECT_TRUE(r.evidence.empty()) << r.evidence.front();
+}
+
 TEST(EvaluationProtocol, AResultKeptForTheLastAddressIsFoundAfterTiming) {
   auto req = request();
   scripted_backend b(evaluation_protocol::slots_needed(req.options));
@@ -241,6 +268,44 @@ TEST(EvaluationProtocol, AFailedTimedCallEndsTimingAndTheBackendStillFinishes) {
   EXPECT_EQ(r.error, "scripted failure");
   EXPECT_EQ(b.timed_calls, 10);
   EXPECT_EQ(b.finished, 1);
+}
+
+// One float32 vector in, one out: 8.4 MB that no call moves faster than the peak bandwidth allows.
+eval_request request_with_cost() {
+  auto req = request();
+  tensor_spec x;
+  x.name = "x";
+  x.shape = {1 << 20};
+  req.task.name = "relu_1m";
+  req.task.inputs = {x};
+  req.task.ops = {op_spec{"relu", {}, {}}};
+  return req;
+}
+
+// A peak measured while the machine was loaded reads low and puts the floor too high: before a time below
+// it is called impossible, the peaks are measured again.
+TEST(EvaluationProtocol, ATimeBelowTheFloorIsFlaggedOnlyIfItStaysBelowOnceThePeaksAreMeasuredAgain) {
+  auto req = request_with_cost();
+  scripted_backend loaded(evaluation_protocol::slots_needed(req.options));
+  loaded.first_peaks = {1e9, 0, "a loaded core"};  // floor 8.4 ms against a 1 ms candidate
+  loaded.later_peaks = {1e11, 0, "this core"};     // floor 0.084 ms
+  auto r = run(loaded, req);
+  EXPECT_EQ(loaded.remeasured, 1);
+  EXPECT_TRUE(r.evidence.empty()) << r.evidence.front();
+  EXPECT_NEAR(r.peak_fraction, 0.0839, 0.001);
+
+  scripted_backend fast(evaluation_protocol::slots_needed(req.options));
+  fast.first_peaks = fast.later_peaks = {1e9, 0, "this core"};
+  r = run(fast, req);
+  EXPECT_EQ(fast.remeasured, 1);
+  ASSERT_EQ(r.evidence.size(), 1u);
+  EXPECT_EQ(r.evidence.front(), "below_roofline");
+
+  scripted_backend honest(evaluation_protocol::slots_needed(req.options));
+  honest.first_peaks = {1e11, 0, "this core"};
+  r = run(honest, req);
+  EXPECT_EQ(honest.remeasured, 0) << "a time above the floor is not measured again";
+  EXPECT_TRUE(r.evidence.empty());
 }
 
 TEST(EvaluationProtocol, ABackendWithTooFewSlotsIsAnError) {

@@ -34,8 +34,9 @@ if want corpus; then
   "$build/bench/verifier_corpus_bench" --target cuda --json "$out/corpus_cuda.json" > "$out/corpus_cuda.txt" 2>&1
   tail -40 "$out/corpus_cuda.txt"
 fi
-# GATES="device stream" measures the launch gate that fills every SM against the older one that holds only
-# the stream (CRUCIBLE_LAUNCH_GATE=stream), side by side.
+# GATES="device wait stream" measures the launch gate side by side in three forms: the hold fills every SM and
+# the call's stream waits in a one-thread kernel (device, the default); the same hold with a stream memory
+# wait instead (wait); only the stream held, by a stream memory wait (stream).
 if want throughput; then
   for gate in ${GATES:-device}; do
     for share in $shares; do

@@ -45,8 +45,8 @@ else()
   set(CRUCIBLE_YAML yaml-cpp)
 endif()
 
-# The CUDA target: the eval worker's CUDA side links cudart and cuBLAS (no .cu file is built here;
-# candidates are compiled by nvcc at run time). LibTorch must then be a CUDA build.
+# The CUDA target: the eval worker's CUDA side links cudart and cuBLAS, and its one kernel file goes to PTX
+# (kernels/CMakeLists.txt); candidates are compiled by nvcc at run time. LibTorch must then be a CUDA build.
 if(CRUCIBLE_CUDA)
   find_package(CUDAToolkit REQUIRED)
   if(NOT TARGET torch_cuda AND NOT TORCH_LIBRARIES MATCHES "torch_cuda")

@@ -23,6 +23,7 @@
 #include "kernels/abi/crucible_abi.h"
 #include "kernels/eval/timing_stats.hpp"
 #include "kernels/eval_worker/cuda/launch_gate.hpp"
+#include "kernels/eval_worker/cuda/output_compare.hpp"
 #include "kernels/eval_worker/evaluation_protocol.hpp"
 #include "kernels/eval_worker/loaded_candidate.hpp"
 #include "kernels/eval_worker/process_probe.hpp"
@@ -43,6 +44,8 @@ double ms_between(clock_type::time_point a, clock_type::time_point b) {
 
 // A correctness call still running after this long never finishes as far as the worker is concerned.
 constexpr double call_deadline_s = 10.0;
+// output_check's poison for 4-byte elements, written before every call of the candidate.
+constexpr uint32_t poison32 = 0x7fc0deadu;
 // A timed call's launch that takes longer than this is waiting on the device: the launch gate opens.
 constexpr std::chrono::milliseconds gate_deadline{50};
 
@@ -268,7 +271,8 @@ struct cuda_evaluator::impl {
   cudaEvent_t ev0 = nullptr, ev1 = nullptr;
   at::Tensor flush_buf;
   uint64_t flush_round = 0;
-  std::unique_ptr<launch_gate> gate;  ///< holds the device while a call is enqueued
+  std::unique_ptr<launch_gate> gate;          ///< holds the device while a call is enqueued
+  std::unique_ptr<device_comparer> comparer;  ///< float32 outputs against the reference in one pass
   double peak_bytes_per_s = 0.0;
   std::string name;
   int sms = 0;
@@ -327,6 +331,7 @@ cuda_evaluator::cuda_evaluator(int device) : impl_(std::make_unique<impl>()) {
     int64_t flush = static_cast<int64_t>(std::max<size_t>(4 * m.l2_bytes, size_t{256} << 20));
     m.flush_buf = at::empty({flush}, at::TensorOptions().dtype(at::kByte).device(at::kCUDA, device));
     m.gate = std::make_unique<launch_gate>(gate_deadline);
+    m.comparer = std::make_unique<device_comparer>();
     set_reference_strict_fp32();
     m.initial_state = capture_state(m.stream, m.blas);
   } catch (const std::exception& ex) {
@@ -360,8 +365,11 @@ std::string cuda_evaluator::describe() const {
   std::string gate = !m.gate || !m.gate->error().empty() ? "; no launch gate"
                      : m.gate->scope_note().empty()      ? ""
                                                          : "; " + m.gate->scope_note();
+  std::string compare = m.comparer && !m.comparer->error().empty()
+                            ? "; outputs compared by ATen ops (" + m.comparer->error() + ")"
+                            : "";
   return m.name + ", " + std::to_string(m.sms) + " SMs, L2 " + std::to_string(m.l2_bytes >> 20) + " MiB, " +
-         fmt_number(m.peak_bytes_per_s / 1e12) + " TB/s" + gate;
+         fmt_number(m.peak_bytes_per_s / 1e12) + " TB/s" + gate + compare;
 }
 
 namespace {
@@ -423,6 +431,12 @@ class cuda_backend final : public device_backend {
     double flush_ms = 0;   ///< device-wide waits and the L2 flush before each
     double settle_ms = 0;  ///< pauses after checked calls
     double alloc_ms = 0;   ///< the slots
+    /// The steps of every region and check (poison, sync, close, enqueue, open, to_stream, to_idle, ...):
+    /// where a saving would come from.
+    std::map<std::string, double> parts;
+    void add(const char* part, clock_type::time_point from, clock_type::time_point to) {
+      parts[part] += ms_between(from, to);
+    }
   } costs;
 
   bool leaked() const { return leaked_; }
@@ -459,11 +473,15 @@ class cuda_backend final : public device_backend {
   checked_outcome checked_call(size_t k, const std::string& phase) override {
     checked_outcome c;
     device_set& set = slots_[k];
+    const auto c0 = clock_type::now();
     auto pristine = clone_all(set.inputs);
     at::Tensor snapshot = at::empty_like(set.out);
     int threads_before = thread_count();
     poison_device(set.out);
+    const auto c1 = clock_type::now();
+    costs.add("checked_copies", c0, c1);
     auto res = call_candidate(set, /*checked=*/true, snapshot);
+    const auto c2 = clock_type::now();
     if (!res.ok) {
       r_.error = res.error + " (" + phase + ")";
       return c;
@@ -477,19 +495,31 @@ class cuda_backend final : public device_backend {
                    "the output changed after the call's stream finished, before the device was idle (" +
                        phase + "): work on another stream wrote it");
     check_inputs(set.inputs, pristine, "after the call (" + phase + ")");
-    if (int64_t p = count_poisoned_device(got); p > 0)
-      add_evidence(r_, evidence_kind::output_unwritten,
-                   std::to_string(p) + " of " + std::to_string(got.numel()) +
-                       " output elements not written when the call's stream finished (" + phase + ")");
+    const auto c3 = clock_type::now();
+    costs.add("checked_reads", c2, c3);
     at::Tensor want = make_output();
     {
       auto copy = clone_all(pristine);
       auto w = view_of(want);
       ref_.run_views(views_of(copy), &w, m_.device);
     }
-    c.cmp = compare_device(got, want);
-    c.got_digest = digest(got);
-    c.want_digest = digest(want);
+    const auto c4 = clock_type::now();
+    costs.add("checked_reference", c3, c4);
+    if (auto f = fused_compare(got, want)) {
+      c.cmp = f->cmp;
+      c.got_digest = f->got_digest;
+      c.want_digest = f->want_digest;
+    } else {
+      c.cmp = compare_device(got, want);
+      c.got_digest = digest(got);
+      c.want_digest = digest(want);
+    }
+    if (c.cmp.poisoned > 0)
+      add_evidence(r_, evidence_kind::output_unwritten,
+                   std::to_string(c.cmp.poisoned) + " of " + std::to_string(got.numel()) +
+                       " output elements not written when the call's stream finished (" + phase + ")");
+    const auto c5 = clock_type::now();
+    costs.add("checked_compare", c4, c5);
 
     // Deferred work from host threads shows after a pause.
     if (opt_.settle_ms > 0) {
@@ -511,14 +541,17 @@ class cuda_backend final : public device_backend {
       r_.notes.push_back("threads: " + std::to_string(threads_before) + " before the call, " +
                          std::to_string(threads_settled) + " after it (" + phase + ")");
     }
-    right_after_device_ = right_after_device_ && compare_device(after_device, want).ok;
+    right_after_device_ = right_after_device_ && compare_quick(after_device, want).ok;
     want.zero_();
+    costs.add("checked_after", c5, clock_type::now());
     return c;
   }
 
   double timed_call(size_t k, timed_use use, const std::string& phase) override {
     device_set& set = slots_[k];
+    const auto p0 = clock_type::now();
     poison_device(set.out);
+    costs.add("poison", p0, clock_type::now());
     auto c = call_candidate(set, /*checked=*/false);
     if (!c.ok) {
       r_.error = c.error + " (" + phase + ")";
@@ -558,11 +591,15 @@ class cuda_backend final : public device_backend {
   // Against the reference recomputed now, outside the clock; what it computed is wiped before the next call.
   output_comparison check_output(size_t k, const std::string&) override {
     device_set& set = slots_[k];
+    const auto k0 = clock_type::now();
     at::Tensor want = make_output();
     auto w = view_of(want);
     ref_.run_views(views_of(set.inputs), &w, m_.device);
+    const auto k1 = clock_type::now();
     auto cmp = compare_quick(set.out, want);
     want.zero_();
+    costs.add("check_reference", k0, k1);
+    costs.add("check_compare", k1, clock_type::now());
     return cmp;
   }
 
@@ -734,7 +771,7 @@ class cuda_backend final : public device_backend {
     const auto sz = t.element_size();
     auto o = at::TensorOptions().device(at::kCUDA, m_.device);
     if (sz == 4)
-      at::from_blob(t.data_ptr(), {n}, o.dtype(at::kInt)).fill_(static_cast<int32_t>(0x7fc0deadu));
+      at::from_blob(t.data_ptr(), {n}, o.dtype(at::kInt)).fill_(static_cast<int32_t>(poison32));
     else if (sz == 2)
       at::from_blob(t.data_ptr(), {n}, o.dtype(at::kShort)).fill_(static_cast<int16_t>(0x7fda));
     else if (sz == 8)
@@ -743,17 +780,27 @@ class cuda_backend final : public device_backend {
       check_api(cudaMemsetAsync(t.data_ptr(), 0xa5, t.nbytes(), m_.stream), "cudaMemsetAsync");
   }
 
+  // One pass over both on the device for float32 outputs (device_comparer); nothing for other dtypes.
+  std::optional<device_comparer::result> fused_compare(const at::Tensor& got, const at::Tensor& want) {
+    if (!m_.comparer || got.scalar_type() != at::kFloat || want.scalar_type() != at::kFloat ||
+        got.numel() != want.numel() || !got.is_contiguous() || !want.is_contiguous())
+      return std::nullopt;
+    return m_.comparer->compare_f32(got.data_ptr(), want.data_ptr(), got.numel(), rtol_, atol_, poison32,
+                                    m_.stream);
+  }
+
   int64_t count_poisoned_device(const at::Tensor& t) {
     if (t.element_size() != 4 || t.numel() == 0) return 0;
     auto bits = at::from_blob(t.data_ptr(), {t.numel()},
                               at::TensorOptions().dtype(at::kInt).device(at::kCUDA, m_.device));
-    return bits.eq(static_cast<int32_t>(0x7fc0deadu)).sum().item<int64_t>();
+    return bits.eq(static_cast<int32_t>(poison32)).sum().item<int64_t>();
   }
 
   // The output checks of output_check.hpp, on the device (outputs are hundreds of MB; copying them to the
   // host for every check would make the GPU wait on the CPU): allclose with the task's tolerances, the same
   // non-finites, and poisoned elements counted (always a mismatch).
   output_comparison compare_device(const at::Tensor& got, const at::Tensor& want) {
+    if (auto f = fused_compare(got, want)) return f->cmp;
     output_comparison c;
     c.numel = got.numel();
     c.poisoned = count_poisoned_device(got);
@@ -776,6 +823,7 @@ class cuda_backend final : public device_backend {
 
   // One pass and one wait when the output is right (the common case); the full comparison only when not.
   output_comparison compare_quick(const at::Tensor& got, const at::Tensor& want) {
+    if (auto f = fused_compare(got, want)) return f->cmp;
     if (at::isclose(got, want, rtol_, atol_, /*equal_nan=*/true).all().item<bool>()) {
       output_comparison c;
       c.ok = true;
@@ -821,6 +869,7 @@ class cuda_backend final : public device_backend {
       ~charge() { into += ms_between(t0, clock_type::now()); }
     } counted{costs.flush_ms, t0};
     check_api(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    costs.add("sync", t0, clock_type::now());
     auto evict = [&] {
       if (!opt_.flush_cache) return;
       // Lines marked persisting survive an ordinary flush: while a carve-out for them exists (a candidate
@@ -834,7 +883,9 @@ class cuda_backend final : public device_backend {
                 "cudaMemsetAsync (L2 flush)");
     };
     if (gated) {
+      const auto g0 = clock_type::now();
       if (!m_.gate->close(m_.stream, evict, fill_ms)) return false;
+      costs.add("close", g0, clock_type::now());
       res.clocks.before_ms = std::max(0.0, m_.gate->before_ms());
       return true;
     }
@@ -935,6 +986,11 @@ class cuda_backend final : public device_backend {
     auto t_snap = clock_type::now();
     cudaError_t ed = cudaDeviceSynchronize();
     auto t_device = clock_type::now();
+    costs.add("enqueue", t0, t_return);
+    costs.add("open", t_return, t_open > t_return ? t_open : t_return);
+    costs.add("to_stream", t_open > t_return ? t_open : t_return, t_stream);
+    costs.add("snapshot", t_stream, t_snap);
+    costs.add("to_idle", t_snap, t_device);
     for (cudaError_t e : {launch, es, ed})
       if (sticky(e)) fail_sticky(e, "during " + what);
     cudaError_t after = cudaGetLastError();
@@ -950,6 +1006,7 @@ class cuda_backend final : public device_backend {
     res.clocks.device_tail_ms = ms_between(t_snap, t_device);
     res.ok = res.error.empty();
     if (first && res.ok) first_call_ms_ = ev_ms;
+    costs.add("region_end", t_device, clock_type::now());
     costs.region_ms += ms_between(t_region, clock_type::now());
     return res;
   }
@@ -971,7 +1028,9 @@ class cuda_backend final : public device_backend {
       }
     }
     if (checked && res.gate_forced) ++forced_checked_;  // delayed, not mismeasured: checked calls are untimed
+    const auto s0 = clock_type::now();
     check_state("after a call");
+    costs.add("state", s0, clock_type::now());
     return res;
   }
 
@@ -1076,6 +1135,14 @@ class cuda_backend final : public device_backend {
   device_state state_;  ///< the worker's, which every call must leave as it found it
 };
 
+// "; parts: sync 1.2, close 3.4, ...", for the phases_ms note.
+std::string parts_note(const std::map<std::string, double>& parts) {
+  std::string s = "; parts:";
+  for (const auto& [k, v] : parts) s += " " + k + " " + fmt_number(v) + ",";
+  if (!parts.empty()) s.pop_back();
+  return s;
+}
+
 }  // namespace
 
 bench_result cuda_evaluator::evaluate(const eval_request& req, const std::string& worker_id) {
@@ -1125,19 +1192,30 @@ bench_result cuda_evaluator::evaluate(const eval_request& req, const std::string
     const bool scrutiny = std::any_of(r.notes.begin(), r.notes.end(), [](const std::string& n) {
       return n.rfind("static feature ", 0) == 0;
     });
-    cuda_backend backend(req, **ref, lib.fn(), m, r);
-    evaluation_protocol protocol(req, backend, scrutiny, r);
-    protocol.run();
-    if (backend.leaked()) lib.leak();
-    const auto& s = protocol.times();
+    protocol_times s;
+    cuda_backend::backend_costs costs;
+    clock_type::time_point t_run, t_ran;
+    {
+      cuda_backend backend(req, **ref, lib.fn(), m, r);
+      evaluation_protocol protocol(req, backend, scrutiny, r);
+      t_run = clock_type::now();
+      protocol.run();
+      if (backend.leaked()) lib.leak();
+      s = protocol.times();
+      costs = backend.costs;
+      t_ran = clock_type::now();
+      costs.add("protocol", t_run, t_ran);
+    }
+    costs.add("teardown", t_ran, clock_type::now());  // the slots, graphs and workspace freed
+    costs.add("before_protocol", t_load, t_run);
+    costs.add("evaluate", t0, clock_type::now());
     r.notes.push_back("phases_ms: setup " + fmt_number(ms_between(t0, t_load)) + ", correctness " +
                       fmt_number(s.correctness) + ", timing " + fmt_number(s.timing) + " (fresh values " +
                       fmt_number(s.fill) + ", checks " + fmt_number(s.check) + "), post_timing " +
                       fmt_number(s.post_timing) + " (memo probe " + fmt_number(s.memo) + "); calls " +
-                      std::to_string(backend.costs.regions) + ", regions " +
-                      fmt_number(backend.costs.region_ms) + " (flush " + fmt_number(backend.costs.flush_ms) +
-                      "), settle " + fmt_number(backend.costs.settle_ms) + ", slots " +
-                      fmt_number(backend.costs.alloc_ms));
+                      std::to_string(costs.regions) + ", regions " + fmt_number(costs.region_ms) +
+                      " (flush " + fmt_number(costs.flush_ms) + "), settle " + fmt_number(costs.settle_ms) +
+                      ", slots " + fmt_number(costs.alloc_ms) + parts_note(costs.parts));
   } catch (const cuda_fault& f) {
     lost(f.status, f.what());
   } catch (const std::exception& e) {

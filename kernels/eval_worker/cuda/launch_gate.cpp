@@ -66,6 +66,25 @@ DONE:
   ret;
 }
 
+.visible .entry crucible_gate_pass(.param .u64 word, .param .u32 round)
+{
+  .reg .pred %p<2>;
+  .reg .b32 %r<4>;
+  .reg .b64 %rd<1>;
+
+  ld.param.u64 %rd0, [word];
+  ld.param.u32 %r1, [round];
+PSPIN:
+  ld.volatile.u32 %r2, [%rd0];
+  sub.s32 %r3, %r2, %r1;
+  setp.ge.s32 %p1, %r3, 0;
+  @%p1 bra PDONE;
+  nanosleep.u32 200;
+  bra PSPIN;
+PDONE:
+  ret;
+}
+
 .visible .entry crucible_gate_fill(.param .u64 done, .param .u32 round, .param .u64 until, .param .u64 slice)
 {
   .reg .pred %p<3>;
@@ -143,6 +162,11 @@ void launch_gate::load_hold_kernel() {
     return fail("its kernel is missing: " + driver_error(r));
   if (CUresult r = cuModuleGetFunction(&stamp_, module_, "crucible_gate_stamp"); r != CUDA_SUCCESS)
     return fail("its clock kernel is missing: " + driver_error(r));
+  // For measuring the stream memory wait this kernel replaced, side by side (bench/gpu_verifier.sh).
+  const char* scope = std::getenv("CRUCIBLE_LAUNCH_GATE");
+  if (!(scope && std::string(scope) == "wait") &&
+      cuModuleGetFunction(&pass_, module_, "crucible_gate_pass") != CUDA_SUCCESS)
+    pass_ = nullptr;
   if (cuModuleGetFunction(&fill_, module_, "crucible_gate_fill") != CUDA_SUCCESS) fill_ = nullptr;
   int sms = 0, per_sm = 0, per_block = 0, resident = 0;
   cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);
@@ -287,13 +311,27 @@ bool launch_gate::close(cudaStream_t stream, const std::function<void()>& flush,
   } else {
     flush();
   }
-  if (CUresult r =
-          cuStreamWaitValue32(reinterpret_cast<CUstream>(stream), reinterpret_cast<CUdeviceptr>(word_device_),
-                              next, CU_STREAM_WAIT_VALUE_GEQ);
-      r != CUDA_SUCCESS)
-    return refused("stream memory wait", r);
+  // The stream waits for the word either in a one-thread kernel of its own, launched once the hold occupies
+  // every SM (so it cannot take a slot before the hold has them all, and gets one first when they leave), or
+  // in a stream memory wait, which the device noticed about 0.25 ms after the word was written on an H200.
+  if (!hold_ || !pass_) {
+    if (CUresult r =
+            cuStreamWaitValue32(reinterpret_cast<CUstream>(stream),
+                                reinterpret_cast<CUdeviceptr>(word_device_), next, CU_STREAM_WAIT_VALUE_GEQ);
+        r != CUDA_SUCCESS)
+      return refused("stream memory wait", r);
+  }
   if (hold_) {
-    if (wait_resident(next)) {
+    const bool resident = wait_resident(next);
+    if (pass_) {
+      void* word = word_device_;
+      void* args[] = {&word, &next};
+      if (CUresult r =
+              cuLaunchKernel(pass_, 1, 1, 1, 1, 1, 1, 0, reinterpret_cast<CUstream>(stream), args, nullptr);
+          r != CUDA_SUCCESS)
+        return refused("pass kernel", r);
+    }
+    if (resident) {
       uint64_t last = 0;
       for (unsigned i = 0; i < blocks_; ++i) last = std::max(last, static_cast<uint64_t>(since_[i]));
       const uint64_t from = *stamp_at_;
@@ -322,9 +360,12 @@ bool launch_gate::start_fill(uint32_t round, uint64_t from, double fill_ms) {
   void* done = done_device_;
   uint64_t until = from + bound_ns, slice = slice_ns;
   void* args[] = {&done, &round, &until, &slice};
-  return cuStreamWaitValue32(reinterpret_cast<CUstream>(fill_stream_),
-                             reinterpret_cast<CUdeviceptr>(word_device_), round,
-                             CU_STREAM_WAIT_VALUE_GEQ) == CUDA_SUCCESS &&
+  // Launched while the hold has every SM, the fill needs no wait of its own: it gets the slots the call's
+  // stream leaves as soon as the hold's blocks do (a stream memory wait would hand them to lower-priority
+  // work for its latency first).
+  return (pass_ || cuStreamWaitValue32(reinterpret_cast<CUstream>(fill_stream_),
+                                       reinterpret_cast<CUdeviceptr>(word_device_), round,
+                                       CU_STREAM_WAIT_VALUE_GEQ) == CUDA_SUCCESS) &&
          cuLaunchKernel(fill_, static_cast<unsigned>(blocks), 1, 1, threads_, 1, 1, 0,
                         reinterpret_cast<CUstream>(fill_stream_), args, nullptr) == CUDA_SUCCESS;
 }

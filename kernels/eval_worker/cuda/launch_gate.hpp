@@ -1,14 +1,15 @@
 // Holds the device closed while the host enqueues a timed call, so the stream events around the call time
 // the device's work and not how quickly the host dispatched it (nvbench's blocking kernel): the call's stream
-// waits on a host-mapped word, and a hold kernel on the gate's own stream, whose blocks fill every SM, spins
-// on the same word until the host opens the gate.
+// waits on a host-mapped word (in a one-thread kernel on it), and a hold kernel on the gate's own stream,
+// whose blocks fill every SM, spins on the same word until the host opens the gate.
 // Filling the SMs, not only holding the stream, matters: work the call puts on another stream cannot start
 // while the host is still inside the call, before the first event, where no clock of the worker sees it.
-// The hold is not on the call's stream, so when the word is written the call's first kernel is pending at
-// the device's greatest priority as the hold's blocks leave: the call's stream gets the SMs before work of
-// lower priority on other streams, and work the call left unordered with its stream runs after it, where the
-// output read at the stream's end shows it missing. close() returns once every block of the hold is
-// resident, so nothing can slip onto the device between the flush and the call.
+// The hold is not on the call's stream: when the word is written and the hold's blocks leave, the stream's
+// one-thread wait kernel (the device's greatest priority) takes a slot first and the call's kernels follow
+// it; in checked calls a fill at the next priority takes every slot the call leaves, so work the call left
+// unordered with its stream runs after it, where the output read at the stream's end shows it missing.
+// close() returns once every block of the hold is resident, so nothing can slip onto the device between the
+// flush and the call.
 // The host's own time in the call is measured apart.
 // A call that waits on the device inside its launch (a synchronize, or more launches than a stream
 // queues: about a thousand) would wait on the closed gate forever: a watchdog opens it after the
@@ -86,6 +87,7 @@ class launch_gate {
   cudaStream_t hold_stream_ = nullptr;     ///< the hold's own stream, at the device's greatest priority
   cudaEvent_t flushed_ = nullptr;          ///< after the flush on the call's stream; the hold waits for it
   CUfunction stamp_ = nullptr;
+  CUfunction pass_ = nullptr;           ///< the call stream's wait for the word (null: a stream memory wait)
   CUfunction fill_ = nullptr;           ///< null: no fill (one priority level only, or it did not load)
   cudaStream_t fill_stream_ = nullptr;  ///< one priority level below the call's stream
   void* done_device_ = nullptr;         ///< device memory: the call's stream writes its round when done

@@ -47,6 +47,10 @@ bool tails_are_evidence(int tails, int calls, double max_tail_ms, double proof_m
   return max_tail_ms > proof_ms || (tails >= 3 && 2 * tails >= calls);
 }
 
+bool befores_are_evidence(int befores, int calls) {
+  return befores >= 3 && 2 * befores >= calls;
+}
+
 double charged_ms(const call_clocks& c, const clock_check& k) {
   double device = outside_stream(c, k) ? std::max(c.event_ms, c.wall_ms - k.null_wall_ms)
                                        : c.event_ms + std::max(0.0, c.device_tail_ms - k.null_tail_ms);

@@ -688,9 +688,9 @@ class cuda_backend final : public device_backend {
       r_.notes.push_back(
           "ordering: " + std::to_string(filled_calls_) +
           " checked call(s) had the device first, other streams only after the output was read");
-    // The same rule as the tails: work that runs with the flush at every call is the candidate's; a host
-    // preempted in the flush now and then is not.
-    if (tails_are_evidence(befores_, calls_, max_before_ms_))
+    // Work that runs with the flush at every call is the candidate's; a host preempted in the flush now and
+    // then is not (each such call is still charged its longer flush).
+    if (befores_are_evidence(befores_, calls_))
       add_evidence(r_, evidence_kind::work_before_call,
                    "the device was busy with other work for up to " + fmt_number(max_before_ms_) +
                        " ms while the worker flushed it before the call, in " + std::to_string(befores_) +

@@ -126,15 +126,14 @@ std::string driver_error(CUresult r) {
 }  // namespace
 
 launch_gate::launch_gate(std::chrono::milliseconds deadline) : deadline_(deadline) {
-  cuCtxGetCurrent(&context_);  // the watchdog's thread releases in it
   void* host = nullptr;
-  if (cudaHostAlloc(&host, 2 * sizeof(uint32_t), cudaHostAllocMapped) != cudaSuccess) {
+  if (cudaHostAlloc(&host, sizeof(uint32_t), cudaHostAllocMapped) != cudaSuccess) {
     cudaGetLastError();
     error_ = "no host-mapped memory for the launch gate";
     return;
   }
   word_ = static_cast<volatile uint32_t*>(host);
-  word_[0] = word_[1] = 0;
+  *word_ = 0;
   if (cudaHostGetDevicePointer(&word_device_, host, 0) != cudaSuccess) {
     cudaGetLastError();
     error_ = "the launch gate's word is not visible to the device";
@@ -151,11 +150,9 @@ void launch_gate::load_hold_kernel() {
     scope_note_ = "the launch gate holds only the stream (" + why + ")";
     hold_ = nullptr;
   };
-  // Older forms of the gate, for measuring each part side by side (bench/gpu_verifier.sh): stream (the
-  // stream held, not the SMs), wait (the stream's wait a stream memory operation), host (host-mapped words).
-  const char* env = std::getenv("CRUCIBLE_LAUNCH_GATE");
-  const std::string form = env ? env : "";
-  if (form == "stream") return fail("CRUCIBLE_LAUNCH_GATE=stream");
+  // For measuring what filling the SMs costs, side by side with the older gate (bench/gpu_verifier.sh).
+  if (const char* scope = std::getenv("CRUCIBLE_LAUNCH_GATE"); scope && std::string(scope) == "stream")
+    return fail("CRUCIBLE_LAUNCH_GATE=stream");
   CUdevice dev = 0;
   if (CUresult r = cuCtxGetDevice(&dev); r != CUDA_SUCCESS)
     return fail("no current context: " + driver_error(r));
@@ -165,7 +162,10 @@ void launch_gate::load_hold_kernel() {
     return fail("its kernel is missing: " + driver_error(r));
   if (CUresult r = cuModuleGetFunction(&stamp_, module_, "crucible_gate_stamp"); r != CUDA_SUCCESS)
     return fail("its clock kernel is missing: " + driver_error(r));
-  if (form != "wait" && cuModuleGetFunction(&pass_, module_, "crucible_gate_pass") != CUDA_SUCCESS)
+  // For measuring the stream memory wait this kernel replaced, side by side (bench/gpu_verifier.sh).
+  const char* scope = std::getenv("CRUCIBLE_LAUNCH_GATE");
+  if (!(scope && std::string(scope) == "wait") &&
+      cuModuleGetFunction(&pass_, module_, "crucible_gate_pass") != CUDA_SUCCESS)
     pass_ = nullptr;
   if (cuModuleGetFunction(&fill_, module_, "crucible_gate_fill") != CUDA_SUCCESS) fill_ = nullptr;
   int sms = 0, per_sm = 0, per_block = 0, resident = 0;
@@ -221,39 +221,6 @@ void launch_gate::load_hold_kernel() {
     fill_stream_ = nullptr;
     fill_ = nullptr;
   }
-  // The words in device memory, written by the device's front end from a stream of their own: an empty gated
-  // region took 0.25-0.28 ms from the host's write of a host-mapped word to an idle device (H200), which
-  // polling kernels see late.
-  if (form != "host") {
-    void* words = nullptr;
-    if (cudaMalloc(&words, 2 * sizeof(uint32_t)) == cudaSuccess &&
-        cudaMemset(words, 0, 2 * sizeof(uint32_t)) == cudaSuccess &&
-        cudaStreamCreateWithPriority(&release_stream_, cudaStreamNonBlocking, greatest) == cudaSuccess) {
-      words_on_device_ = static_cast<uint32_t*>(words);
-      cudaDeviceSynchronize();
-    } else {
-      cudaGetLastError();
-      if (words) cudaFree(words);
-      release_stream_ = nullptr;
-    }
-  }
-}
-
-// The word the device's waiters read: [0] opens the gate, [1] starts the flush.
-CUdeviceptr launch_gate::device_word(int which) const {
-  auto* base = words_on_device_ ? words_on_device_ : static_cast<uint32_t*>(word_device_);
-  return reinterpret_cast<CUdeviceptr>(base + which);
-}
-
-void launch_gate::write_word(int which, uint32_t round) {
-  if (words_on_device_) {
-    cuStreamWriteValue32(reinterpret_cast<CUstream>(release_stream_), device_word(which), round,
-                         CU_STREAM_WRITE_VALUE_DEFAULT);
-    return;
-  }
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  word_[which] = round;
-  std::atomic_thread_fence(std::memory_order_seq_cst);
 }
 
 launch_gate::~launch_gate() {
@@ -266,11 +233,8 @@ launch_gate::~launch_gate() {
     watchdog_.join();
   }
   if (word_) {
-    write_word(1, round_);
     release();  // nothing may stay waiting on a word about to be freed
     cudaDeviceSynchronize();
-    if (words_on_device_) cudaFree(words_on_device_);
-    if (release_stream_) cudaStreamDestroy(release_stream_);
     if (module_) cuModuleUnload(module_);
     if (hold_stream_) cudaStreamDestroy(hold_stream_);
     if (fill_stream_) cudaStreamDestroy(fill_stream_);
@@ -286,7 +250,9 @@ void launch_gate::release() {
 }
 
 void launch_gate::release_round(uint32_t round) {
-  write_word(0, round);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  *word_ = round;
+  std::atomic_thread_fence(std::memory_order_seq_cst);
 }
 
 // Until every block of the hold has said so: on an idle device that is the launch's latency (microseconds).
@@ -315,19 +281,12 @@ bool launch_gate::close(cudaStream_t stream, const std::function<void()>& flush,
   const auto t0 = std::chrono::steady_clock::now();
   auto refused = [&](const char* what, CUresult r) {
     error_ = std::string("the device refused the launch gate's ") + what + " (" + driver_error(r) + ")";
-    write_word(1, next);
     release_round(next);  // a hold already launched must not spin until the watchdog
     return false;
   };
   if (hold_) {
     // stamp, flush, then the hold as soon as the flush is done: from the stamp on the device has nothing
-    // else of the worker's to do, and no moment of it is idle, until the call. All of it waits for the start
-    // word, written once it is enqueued, so a host preempted between two launches cannot lengthen the span
-    // the stamps measure (it did once in 151 calls, by 0.6 ms, beside 14 compilers).
-    if (CUresult r = cuStreamWaitValue32(reinterpret_cast<CUstream>(stream), device_word(1), next,
-                                         CU_STREAM_WAIT_VALUE_GEQ);
-        r != CUDA_SUCCESS)
-      return refused("start wait", r);
+    // else of the worker's to do, and no moment of it is idle, until the call.
     void* at = flags_device_;
     void* stamp_args[] = {&at};
     if (CUresult r = cuLaunchKernel(stamp_, 1, 1, 1, 1, 1, 1, 0, reinterpret_cast<CUstream>(stream),
@@ -339,10 +298,9 @@ bool launch_gate::close(cudaStream_t stream, const std::function<void()>& flush,
         cudaStreamWaitEvent(hold_stream_, flushed_, 0) != cudaSuccess) {
       cudaGetLastError();
       error_ = "the launch gate could not order its hold after the flush";
-      write_word(1, next);  // the stream waits for the start
       return false;
     }
-    auto word = device_word(0);
+    void* word = word_device_;
     void* seen = static_cast<char*>(flags_device_) + (1 + blocks_) * sizeof(uint64_t);
     void* since = static_cast<char*>(flags_device_) + sizeof(uint64_t);
     void* args[] = {&word, &next, &seen, &since};
@@ -350,23 +308,25 @@ bool launch_gate::close(cudaStream_t stream, const std::function<void()>& flush,
                                     reinterpret_cast<CUstream>(hold_stream_), args, nullptr);
         r != CUDA_SUCCESS)
       return refused("hold kernel", r);
-    write_word(1, next);
   } else {
     flush();
   }
   // The stream waits for the word either in a one-thread kernel of its own, launched once the hold occupies
-  // every SM (so it cannot take a slot before the hold has them all, and gets one first when they leave), or
-  // in a stream memory wait (CRUCIBLE_LAUNCH_GATE=wait, or no hold).
+  // every SM (so it cannot take a slot before the hold has them all, and gets one first when they leave; the
+  // fill, launched the same way, then needs no wait of its own), or in a stream memory wait
+  // (CRUCIBLE_LAUNCH_GATE=wait, or no hold). Either way an empty gated region took 0.26-0.27 ms from the
+  // opening to an idle device on an H200; the kernel did not shorten it.
   if (!hold_ || !pass_) {
-    if (CUresult r = cuStreamWaitValue32(reinterpret_cast<CUstream>(stream), device_word(0), next,
-                                         CU_STREAM_WAIT_VALUE_GEQ);
+    if (CUresult r =
+            cuStreamWaitValue32(reinterpret_cast<CUstream>(stream),
+                                reinterpret_cast<CUdeviceptr>(word_device_), next, CU_STREAM_WAIT_VALUE_GEQ);
         r != CUDA_SUCCESS)
       return refused("stream memory wait", r);
   }
   if (hold_) {
     const bool resident = wait_resident(next);
     if (pass_) {
-      auto word = device_word(0);
+      void* word = word_device_;
       void* args[] = {&word, &next};
       if (CUresult r =
               cuLaunchKernel(pass_, 1, 1, 1, 1, 1, 1, 0, reinterpret_cast<CUstream>(stream), args, nullptr);
@@ -405,7 +365,8 @@ bool launch_gate::start_fill(uint32_t round, uint64_t from, double fill_ms) {
   // Launched while the hold has every SM, the fill needs no wait of its own: it gets the slots the call's
   // stream leaves as soon as the hold's blocks do (a stream memory wait would hand them to lower-priority
   // work for its latency first).
-  return (pass_ || cuStreamWaitValue32(reinterpret_cast<CUstream>(fill_stream_), device_word(0), round,
+  return (pass_ || cuStreamWaitValue32(reinterpret_cast<CUstream>(fill_stream_),
+                                       reinterpret_cast<CUdeviceptr>(word_device_), round,
                                        CU_STREAM_WAIT_VALUE_GEQ) == CUDA_SUCCESS) &&
          cuLaunchKernel(fill_, static_cast<unsigned>(blocks), 1, 1, threads_, 1, 1, 0,
                         reinterpret_cast<CUstream>(fill_stream_), args, nullptr) == CUDA_SUCCESS;
@@ -428,7 +389,6 @@ bool launch_gate::open() {
 }
 
 void launch_gate::watch() {
-  if (context_) cuCtxSetCurrent(context_);
   std::unique_lock<std::mutex> lk(mu_);
   while (!stop_) {
     if (!armed_) {

@@ -74,17 +74,11 @@ class launch_gate {
   bool wait_resident(uint32_t round);
   bool start_fill(uint32_t round, uint64_t from, double fill_ms);
   void load_hold_kernel();
-  CUdeviceptr device_word(int which) const;
-  void write_word(int which, uint32_t round);
 
   std::chrono::milliseconds deadline_;
   std::string error_, scope_note_;
-  volatile uint32_t* word_ = nullptr;  ///< host-mapped: [0] opens (the stream waits until it reaches round_),
-                                       ///< [1] starts the flush; unused when the words are on the device
+  volatile uint32_t* word_ = nullptr;  ///< host-mapped; the stream waits until it reaches round_
   void* word_device_ = nullptr;
-  uint32_t* words_on_device_ = nullptr;    ///< the same two words in device memory (null: host-mapped ones)
-  cudaStream_t release_stream_ = nullptr;  ///< writes them
-  CUcontext context_ = nullptr;
   void* flags_ = nullptr;  ///< host-mapped: the stamp's clock, each block's clock, each block's round
   void* flags_device_ = nullptr;
   volatile uint64_t* stamp_at_ = nullptr;  ///< the device's clock before the flush (%globaltimer, ns)

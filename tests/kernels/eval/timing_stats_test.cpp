@@ -107,6 +107,14 @@ TEST(TimingStats, IsolatedTailsAreHostNoiseATailAtEveryCallIsEvidence) {
   EXPECT_FALSE(tails_are_evidence(1, 1, 0.06));   // one call alone never convicts on a short tail
 }
 
+TEST(TimingStats, BusyFlushesConvictOnlyAsTheRule) {
+  EXPECT_FALSE(befores_are_evidence(0, 151));
+  EXPECT_FALSE(befores_are_evidence(1, 151));  // a preempted host, however long the span (honest, H200)
+  EXPECT_FALSE(befores_are_evidence(2, 3));
+  EXPECT_TRUE(befores_are_evidence(84, 151));  // a watcher that ran during the flush (corpus hack)
+  EXPECT_TRUE(befores_are_evidence(3, 3));
+}
+
 TEST(TimingStats, WallExceedingEventsOverManyCalls) {
   clock_check k;
   k.null_wall_ms = 0.01;

@@ -20,7 +20,8 @@ nlohmann::json to_json(const status_report& r) {
                       {"redispatched", r.redispatched},
                       {"candidates_per_s", r.candidates_per_s},
                       {"staleness_mean", r.staleness_mean},
-                      {"wall_s", r.wall_s}};
+                      {"wall_s", r.wall_s},
+                      {"rejected", r.rejected}};
   for (const auto& rs : r.roles)
     j["roles"][rs.role] = {
         {"actors", rs.actors}, {"busy", rs.busy}, {"queued", rs.queued}, {"restarts", rs.restarts}};

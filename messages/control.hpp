@@ -70,9 +70,13 @@ struct status_report {
   double wall_s = 0.0;
   std::vector<node_status> nodes;  ///< the cluster's nodes (empty in one process)
   std::string error;               ///< set when a control command could not be carried out
+  /// What the head refused from the wire since it started, by reason (malformed, wrong_version, unregistered,
+  /// unexpected_kind, stale_result, refused_registration, auth_denied, handshake_failed,
+  /// inconsistent_result, control_refused); empty in one process.
+  std::map<std::string, int64_t> rejected;
   MSGPACK_DEFINE_MAP(step, policy_version, candidates_generated, candidates_scored, candidates_in_flight,
                      candidates_abandoned, redispatched, candidates_per_s, reward_mean, staleness_mean,
-                     speedup_best, roles, wall_s, nodes, error);
+                     speedup_best, roles, wall_s, nodes, error, rejected);
 };
 
 }  // namespace crucible

@@ -13,6 +13,9 @@
 #include <caf/all.hpp>
 
 #include "messages/type_ids.hpp"
+#include "runtime/control_policy.hpp"
+#include "runtime/listen_policy.hpp"
+#include "runtime/remote_result_check.hpp"
 #include "runtime/stage_codec.hpp"
 #include "runtime/wire_head.hpp"
 
@@ -59,7 +62,18 @@ caf::behavior remote_stage(proxy_actor* self, caf::actor gateway, std::string pe
               auto p = it->second;
               self->state.open.erase(it);
               scored_candidate out = s;
-              if (auto st = apply_stage_result(stage, r, out); !st)
+              status st = apply_stage_result(stage, r, out);
+              if (st && stage == "benchmark") {
+                // A benchmark the head cannot repeat: used only if its figures add up (another member
+                // measures it again otherwise).
+                if (st = check_remote_bench(out.bench); !st) {
+                  spdlog::warn("cluster: {}'s benchmark of {} not used: {}", peer, s.cand.id, st.message());
+                  self->send(gateway, remote_atom::value, std::string("inconsistent_result"), peer);
+                  st = make_error("node " + peer + " sent a benchmark result that does not add up (" +
+                                  st.message() + ")");
+                }
+              }
+              if (!st)
                 p.deliver(caf::make_error(caf::sec::runtime_error, st.message()));
               else
                 pick(p, std::move(out));
@@ -140,6 +154,7 @@ struct gateway_state {
   std::map<uint64_t, pending_work> in_flight;                                      // by request id
   std::map<std::string, std::map<std::string, std::deque<pending_work>>> waiting;  // peer -> role -> work
   uint64_t next_request = 1;
+  std::map<std::string, int64_t> rejected;  // results refused after they arrived, by reason (status_report)
   static inline const char* name = "cluster_gateway";
 };
 
@@ -247,6 +262,16 @@ void add_nodes(gateway_actor* self, status_report& r) {
   }
   for (auto& rs : r.roles)
     if (auto it = queued_by_role.find(rs.role); it != queued_by_role.end()) rs.queued += it->second;
+  // Everything refused from the wire: the head's frame counters and the results refused here.
+  const auto c = self->state.head->counters();
+  const std::pair<const char*, uint64_t> frames[] = {
+      {"malformed", c.malformed},        {"wrong_version", c.wrong_version},
+      {"unregistered", c.unregistered},  {"unexpected_kind", c.unexpected_kind},
+      {"stale_result", c.stale_results}, {"refused_registration", c.refused},
+      {"auth_denied", c.auth_denied},    {"handshake_failed", c.handshake_failed}};
+  for (const auto& [why, n] : frames)
+    if (n > 0) r.rejected[why] = static_cast<int64_t>(n);
+  for (const auto& [why, n] : self->state.rejected) r.rejected[why] += n;
 }
 
 // Asks the supervisor, the conductor and the learner; answers `done` with the merged report.
@@ -287,6 +312,11 @@ void on_control(gateway_actor* self, const control_request& req) {
     r.error = why;
     answer(self, req.client, std::move(r));
   };
+  if (std::string no = control_refusal(c, {req.address, req.public_key}); !no.empty()) {
+    spdlog::warn("cluster: {}", no);
+    ++self->state.rejected["control_refused"];
+    return reply_error(no);
+  }
   if (c.command == "status") {
     std::string client = req.client;
     collect_status(self, [=](status_report r) { answer(self, client, std::move(r)); });
@@ -409,6 +439,12 @@ caf::behavior gateway(gateway_actor* self, std::shared_ptr<const run_context> ru
         flush(self, peer, role);
         return rp;
       },
+      [=](remote_atom, const std::string& rejected_why, const std::string& peer) {
+        // A node whose results do not add up is not asked again: it drains, and its work goes elsewhere.
+        if (++self->state.rejected[rejected_why] && self->state.peers.count(peer))
+          if (auto st = self->state.head->request_drain(peer, "its benchmark results do not add up"); !st)
+            spdlog::warn("cluster: could not drain {}: {}", peer, st.message());
+      },
       [=](status_atom) -> caf::result<status_report> {
         auto rp = self->make_response_promise();
         collect_status(self, [=](status_report r) mutable { rp.deliver(std::move(r)); });
@@ -435,8 +471,10 @@ caf::behavior gateway(gateway_actor* self, std::shared_ptr<const run_context> ru
 expected<gateway_handle> spawn_cluster_gateway(caf::actor_system& sys, std::shared_ptr<const run_context> run,
                                                caf::actor supervisor) {
   const auto& cl = run->cfg.cluster;
+  auto listen = plan_listen(cl);
+  if (!listen) return listen.err();
   wire_head_options opt;
-  opt.endpoint = cl.listen;
+  opt.endpoint = listen->endpoint;
   opt.head_id = "head";
   opt.heartbeat_interval = std::chrono::milliseconds(cl.heartbeat_ms);
   opt.liveness = static_cast<int>(cl.liveness);
@@ -462,6 +500,7 @@ expected<gateway_handle> spawn_cluster_gateway(caf::actor_system& sys, std::shar
   gateway_handle out;
   out.endpoint = (*head)->endpoint();
   out.public_key = (*head)->public_key();
+  out.note = listen->note;
   auto holder = std::make_shared<std::unique_ptr<wire_head>>(std::move(*head));
   out.actor = sys.spawn(gateway, run, supervisor, queue, holder);
   {

@@ -25,6 +25,7 @@ struct gateway_handle {
   caf::actor actor;
   std::string endpoint;    ///< the bound endpoint, e.g. tcp://0.0.0.0:5555
   std::string public_key;  ///< the head's CURVE public key (empty without CURVE)
+  std::string note;        ///< why the endpoint differs from cluster.listen (listen_policy), said at start
 };
 
 /// Binds cluster.listen (CURVE when cluster.secret_key is set: cluster.authorized_keys lists the nodes'

@@ -108,6 +108,7 @@ std::vector<std::pair<std::string, field_ref>> fields_of(config& c) {
       {"cluster.secret_key", &c.cluster.secret_key},
       {"cluster.server_key", &c.cluster.server_key},
       {"cluster.authorized_keys", &c.cluster.authorized_keys},
+      {"cluster.plaintext_remote", &c.cluster.plaintext_remote},
       {"cluster.node_roles", &c.cluster.node_roles},
       {"cluster.node_devices", &c.cluster.node_devices},
       {"cluster.nodes", &c.cluster.nodes},

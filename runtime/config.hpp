@@ -85,6 +85,10 @@ struct cluster_section {
   std::string secret_key;
   std::string server_key;       ///< a node: the head's public key file
   std::string authorized_keys;  ///< the head: the client public keys it admits (a file, or a directory)
+  /// The head without CURVE keys: false (the default) listens on loopback only, so no process of another
+  /// host can join, serve stages or send control commands; true accepts them unauthenticated (a private
+  /// network, a test in network namespaces). runtime/listen_policy.hpp.
+  bool plaintext_remote = false;
   /// What a node runs by default (`--roles` overrides): pipeline roles and their counts.
   std::map<std::string, int64_t> node_roles = {{"compiler", 1}, {"benchmarker", 1}, {"verifier", 1}};
   std::vector<int64_t> node_devices;  ///< a node's benchmarker devices (empty: cuda.devices); `--devices`

@@ -102,6 +102,12 @@ std::string format_status(const status_report& r) {
       out += line;
     }
   }
+  if (!r.rejected.empty()) {
+    std::string parts;
+    for (const auto& [why, n] : r.rejected)
+      parts += (parts.empty() ? "" : ", ") + why + " " + std::to_string(n);
+    out += "\nrejected from the wire: " + parts + "\n";
+  }
   return out;
 }
 

@@ -420,6 +420,7 @@ placement_plan plan_placement(const config& cfg, const launch_info& launch) {
   plan.listen = cl.listen;
   plan.join = launch.join;
   plan.curve = !cl.secret_key.empty();
+  plan.plaintext_remote = cl.plaintext_remote;
   plan.pipeline = cfg.pipeline;
   auto& w = plan.warnings;
 
@@ -571,8 +572,11 @@ std::string format_placement(const placement_plan& plan) {
         << "\n";
     out << "CURVE: "
         << (plan.curve ? "on (nodes and control clients need keys the head admits)"
-                       : "off (any peer that reaches the endpoint can join; configs/cluster.yaml says how to "
-                         "turn it on)")
+            : plan.plaintext_remote
+                ? "off, and cluster.plaintext_remote: any peer that reaches the endpoint "
+                  "can join (scale only from the head's host)"
+                : "off, so the head listens on loopback only: nodes of other hosts cannot "
+                  "join (configs/cluster.yaml says how to turn CURVE on)")
         << "\n";
   }
   auto process_lines = [&](const planned_process& p) {

@@ -104,6 +104,7 @@ struct placement_plan {
   std::string listen;    ///< the head's endpoint (empty: one process, no cluster)
   std::string join;      ///< what nodes dial (empty: not known, e.g. a wildcard listen without a launcher)
   bool curve = false;    ///< CURVE on (cluster.secret_key set)
+  bool plaintext_remote = false;  ///< without CURVE, other hosts admitted anyway (cluster.plaintext_remote)
   planned_process head;
   std::vector<planned_process> nodes;
   std::vector<std::string> pipeline;

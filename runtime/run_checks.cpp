@@ -1,9 +1,12 @@
 #include "runtime/run_checks.hpp"
 
+#include "runtime/listen_policy.hpp"
+
 #include <algorithm>
 #include <string>
 #include <vector>
 
+#include "runtime/listen_policy.hpp"
 #include "runtime/pipeline_stages.hpp"
 
 namespace crucible::runtime {
@@ -46,6 +49,8 @@ status check_run_plan(const config& cfg, const role_registry* registry) {
         return make_error("roles." + role + ": no such role (known roles: " + known + ")");
   }
   if (auto st = check_pipeline(cfg); !st) return st;
+  if (!cfg.cluster.listen.empty())
+    if (auto plan = plan_listen(cfg.cluster); !plan) return plan.err();
   // A head's pipeline stages may all be served by nodes that join later (cluster.listen).
   if (cfg.cluster.listen.empty())
     for (const auto& stage : cfg.pipeline) {

@@ -12,6 +12,7 @@ namespace crucible::runtime {
 /// generator, replay_buffer and learner are present, the three singletons exactly once. The pipeline: the
 /// built-in stages compile, benchmark and verify each once and in that order (each reads what the one before
 /// it wrote); every stage served by a role with a count, unless nodes may serve it (cluster.listen is set).
+/// A head's endpoint as listen_policy.hpp allows it.
 /// The first problem found, as a sentence naming the key.
 status check_run_plan(const config& cfg, const role_registry* registry);
 

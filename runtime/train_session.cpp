@@ -94,10 +94,12 @@ expected<train_summary> run_training(std::shared_ptr<const run_context> run,
         if (auto at = join_hint.find(any); at != std::string::npos)
           join_hint.replace(at, std::strlen(any), "<this host>");
       std::ofstream(run->path("cluster_endpoint")) << gw->endpoint << "\n";
+      if (!gw->note.empty()) std::fprintf(stdout, "%s\n", gw->note.c_str());
       std::fprintf(stdout, "cluster: listening on %s%s\n", gw->endpoint.c_str(),
                    gw->public_key.empty() ? "" : (" (CURVE, head key " + gw->public_key + ")").c_str());
       std::fflush(stdout);
       spdlog::info("cluster: listening on {}", gw->endpoint);
+      if (!gw->note.empty()) spdlog::info("{}", gw->note);
     }
     spdlog::info("run {}: {} tasks, {} steps, at most {} minutes", run->dir, run->tasks.size(), rc.max_steps,
                  rc.max_minutes);

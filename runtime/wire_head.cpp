@@ -262,7 +262,7 @@ struct wire_head::impl {
     }
     const std::string& kind = env->kind;
     if (kind == message_kind<peer_ready>::name) return on_ready(identity, delimiter, *env, body);
-    if (kind == message_kind<control>::name) return on_control(identity, delimiter, peer_id, *env);
+    if (kind == message_kind<control>::name) return on_control(identity, delimiter, peer_id, *env, body);
     if (kind == message_kind<wire_error>::name) {
       auto e = env->as<wire_error>();
       spdlog::warn("wire head: peer {} reports {}: {}", peer_id.empty() ? to_hex(identity) : peer_id,
@@ -460,7 +460,7 @@ struct wire_head::impl {
   }
 
   void on_control(const std::string& identity, bool delimiter, const std::string& peer_id,
-                  const envelope& env) {
+                  const envelope& env, zmq::message_t& frame) {
     auto c = env.as<control>();
     if (!c) {
       ++count.malformed;
@@ -476,7 +476,17 @@ struct wire_head::impl {
       cl.delimiter = delimiter;
       cl.asked = now;
     }
-    pending_events.push_back(control_request{to_hex(identity), peer_id, std::move(*c)});
+    // Who sent it, as the connection says: the policy for commands that change the run depends on it.
+    auto property = [&](const char* name) {
+      try {
+        return std::string(frame.gets(name));
+      } catch (const zmq::error_t&) {
+        return std::string();
+      }
+    };
+    pending_events.push_back(control_request{to_hex(identity), peer_id, std::move(*c),
+                                             property("Peer-Address"),
+                                             opt.curve ? property("User-Id") : std::string()});
   }
 
   void send_heartbeats() {

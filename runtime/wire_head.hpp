@@ -71,6 +71,8 @@ struct control_request {
   std::string client;
   std::string peer_id;  ///< set when the sender is a registered peer
   control command;
+  std::string address;     ///< the sender's IP address over TCP (empty for ipc:// and inproc://)
+  std::string public_key;  ///< the CURVE key it authenticated with (empty without CURVE)
 };
 
 using wire_event =

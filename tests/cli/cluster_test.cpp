@@ -489,6 +489,58 @@ TEST(Cluster, ANodeServesTheJudgeStage) {
   EXPECT_TRUE(fs::exists(dir / "nodes" / "n1" / "hack_cases.jsonl"));
 }
 
+// A rogue node on the head's own host (no keys needed on loopback) joins as a benchmarker and answers every
+// benchmark "correct, 9999x" with times that say 1x: the head uses none of them, drains the node at its
+// first, measures the candidates again with its own benchmarker, and loses none.
+TEST(Cluster, ARogueBenchmarkersForgedSpeedupsAreNotUsed) {
+  if (std::system("/usr/bin/python3 -c 'import zmq, msgpack' >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "no /usr/bin/python3 with zmq and msgpack (Debian: python3-zmq python3-msgpack)";
+  auto dir = fresh_dir("rogue");
+  process head(head_args(dir, sets({"run.max_steps=2", "run.max_minutes=4", "roles.benchmarker=1"})),
+               (dir / "head.log").string());
+  std::string ep = wait_endpoint((dir / "head").string(), head);
+  ASSERT_FALSE(ep.empty());
+  std::string script = std::string(CRUCIBLE_TEST_DATA_DIR) + "/rogue/forged_benchmarker.py";
+  std::string rogue_log = (dir / "rogue.log").string();
+  pid_t rogue = -1;
+  {
+    std::vector<std::string> args = {"/usr/bin/python3", script,        "--endpoint", ep,
+                                     "--role",           "benchmarker", "--capacity", "2"};
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 2, rogue_log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ASSERT_EQ(posix_spawn(&rogue, argv[0], &fa, nullptr, argv.data(), environ), 0);
+    posix_spawn_file_actions_destroy(&fa);
+  }
+  bool finished = head.wait_for(300s);
+  ::kill(rogue, SIGTERM);
+  int st = 0;
+  for (int i = 0; i < 100 && waitpid(rogue, &st, WNOHANG) != rogue; ++i) std::this_thread::sleep_for(100ms);
+  ::kill(rogue, SIGKILL);
+  waitpid(rogue, &st, WNOHANG);
+  ASSERT_TRUE(finished) << head.output();
+  EXPECT_EQ(head.exit_code(), 0) << head.output();
+  EXPECT_NE(head.output().find(" 0 lost"), std::string::npos) << head.output();
+  std::ifstream in(rogue_log);
+  std::stringstream forged;
+  forged << in.rdbuf();
+  ASSERT_NE(forged.str().find("forged a 9999x benchmark"), std::string::npos)
+      << "the rogue node never got work\n"
+      << forged.str();
+  EXPECT_NE(head.output().find("not used: bucket 0 claims 9999x from 1 ms eager and 1 ms candidate"),
+            std::string::npos)
+      << head.output();
+  auto cands = stored((dir / "head" / "replay.sqlite").string());
+  ASSERT_FALSE(cands.empty());
+  for (const auto& c : cands) {
+    EXPECT_LT(c.bench.speedup_vs_eager, 1000) << c.cand.id;
+    EXPECT_LT(c.judged.speedup, 1000) << c.cand.id;
+  }
+}
+
 // A C++ plugin stage in the head and a Python stage joined over the wire, in one pipeline: every scored
 // candidate went through both.
 TEST(Cluster, APluginStageAndAPythonStageBothTakePart) {

@@ -248,6 +248,8 @@ TEST(NetnsCluster, AHeadAndTwoNodesOnThreeHostsTrainTogether) {
                                     "--set",
                                     "cluster.listen=" + head_endpoint,
                                     "--set",
+                                    "cluster.plaintext_remote=true",  // three hosts, no keys: opted in
+                                    "--set",
                                     "run.dir=" + dir + "/run"};
   const std::vector<std::string> small = {
       "--set", "tasks.include=[bias_gelu]", "--set", "learner.group_size=4",

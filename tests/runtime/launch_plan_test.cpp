@@ -296,8 +296,8 @@ TEST(PlacementPlan, OneHeadAndTwoNodesOfTheClusterConfig) {
   const std::string expected =
       "placement plan: target cpu, 1 head + 2 nodes\n"
       "endpoint: the head listens on tcp://*:5555; nodes join tcp://headbox:5555\n"
-      "CURVE: off (any peer that reaches the endpoint can join; configs/cluster.yaml says how to turn it "
-      "on)\n"
+      "CURVE: off, so the head listens on loopback only: nodes of other hosts cannot join "
+      "(configs/cluster.yaml says how to turn CURVE on)\n"
       "head (crucible train):\n"
       "  conductor       x1   cpu\n"
       "  generator       x1   cpu\n"

@@ -51,6 +51,12 @@ TEST(RunChecks, WithAClusterNodesMayServeTheStages) {
   EXPECT_NE(why(with({"roles.verifier=0"})).find("there is no cluster to serve it"), std::string::npos);
 }
 
+TEST(RunChecks, AHeadWithoutKeysMayNotListenOnAnotherInterface) {
+  EXPECT_NE(why(with({"cluster.listen=tcp://10.0.0.7:5555"})).find("without CURVE keys"), std::string::npos);
+  EXPECT_EQ(why(with({"cluster.listen=tcp://10.0.0.7:5555", "cluster.plaintext_remote=true"})), "");
+  EXPECT_EQ(why(with({"cluster.listen=tcp://*:5555"})), "");  // narrowed to loopback at start
+}
+
 TEST(RunChecks, RolesWithACountMustBeKnownOnceTheRegistryIs) {
   role_registry registry;  // no roles at all: every role with a count is unknown
   EXPECT_NE(why(with({}), &registry).find("no such role"), std::string::npos);

@@ -299,6 +299,8 @@ TEST(WireHead, ControlRequestsAreAnsweredToTheirClient) {
   ASSERT_TRUE(req);
   EXPECT_EQ(req->command.command, "status");
   EXPECT_TRUE(req->peer_id.empty());
+  EXPECT_EQ(req->address, "127.0.0.1");  // from the connection, for the control policy
+  EXPECT_EQ(req->public_key, "");        // no CURVE
   status_report report;
   report.step = 42;
   ASSERT_TRUE(head->reply(req->client, encode(report, "head")));

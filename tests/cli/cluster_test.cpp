@@ -489,6 +489,30 @@ TEST(Cluster, ANodeServesTheJudgeStage) {
   EXPECT_TRUE(fs::exists(dir / "nodes" / "n1" / "hack_cases.jsonl"));
 }
 
+// /usr/bin/python3 with `args`, its stderr in `log`; its pid, or -1.
+pid_t spawn_python(std::vector<std::string> args, const std::string& log) {
+  args.insert(args.begin(), "/usr/bin/python3");
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 2, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid = -1;
+  if (posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ) != 0) pid = -1;
+  posix_spawn_file_actions_destroy(&fa);
+  return pid;
+}
+
+// SIGTERM (a graceful leave), then SIGKILL after 10 s.
+void stop_python(pid_t pid) {
+  ::kill(pid, SIGTERM);
+  int st = 0;
+  for (int i = 0; i < 100 && waitpid(pid, &st, WNOHANG) != pid; ++i) std::this_thread::sleep_for(100ms);
+  ::kill(pid, SIGKILL);
+  waitpid(pid, &st, WNOHANG);
+}
+
 // A rogue node on the head's own host (no keys needed on loopback) joins as a benchmarker and answers every
 // benchmark "correct, 9999x" with times that say 1x: the head uses none of them, drains the node at its
 // first, measures the candidates again with its own benchmarker, and loses none.
@@ -502,25 +526,11 @@ TEST(Cluster, ARogueBenchmarkersForgedSpeedupsAreNotUsed) {
   ASSERT_FALSE(ep.empty());
   std::string script = std::string(CRUCIBLE_TEST_DATA_DIR) + "/rogue/forged_benchmarker.py";
   std::string rogue_log = (dir / "rogue.log").string();
-  pid_t rogue = -1;
-  {
-    std::vector<std::string> args = {"/usr/bin/python3", script,        "--endpoint", ep,
-                                     "--role",           "benchmarker", "--capacity", "2"};
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 2, rogue_log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    ASSERT_EQ(posix_spawn(&rogue, argv[0], &fa, nullptr, argv.data(), environ), 0);
-    posix_spawn_file_actions_destroy(&fa);
-  }
+  pid_t rogue =
+      spawn_python({script, "--endpoint", ep, "--role", "benchmarker", "--capacity", "2"}, rogue_log);
+  ASSERT_GT(rogue, 0);
   bool finished = head.wait_for(300s);
-  ::kill(rogue, SIGTERM);
-  int st = 0;
-  for (int i = 0; i < 100 && waitpid(rogue, &st, WNOHANG) != rogue; ++i) std::this_thread::sleep_for(100ms);
-  ::kill(rogue, SIGKILL);
-  waitpid(rogue, &st, WNOHANG);
+  stop_python(rogue);
   ASSERT_TRUE(finished) << head.output();
   EXPECT_EQ(head.exit_code(), 0) << head.output();
   EXPECT_NE(head.output().find(" 0 lost"), std::string::npos) << head.output();
@@ -558,25 +568,11 @@ TEST(Cluster, APluginStageAndAPythonStageBothTakePart) {
   // The Python stage, as any external process joins: the wire protocol only.
   std::string py_log = (dir / "py.log").string();
   std::string script = std::string(CRUCIBLE_TEST_DATA_DIR) + "/../../examples/python_stage/stage.py";
-  pid_t py = -1;
-  {
-    std::vector<std::string> args = {"/usr/bin/python3", script, "--endpoint", ep, "--role", "py_verifier"};
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 2, py_log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    ASSERT_EQ(posix_spawn(&py, argv[0], &fa, nullptr, argv.data(), environ), 0);
-    posix_spawn_file_actions_destroy(&fa);
-  }
+  pid_t py = spawn_python({script, "--endpoint", ep, "--role", "py_verifier"}, py_log);
+  ASSERT_GT(py, 0);
   process node(node_args(dir, ep, "n1"), (dir / "n1.log").string());
   bool finished = head.wait_for(300s);
-  ::kill(py, SIGTERM);
-  int st = 0;
-  for (int i = 0; i < 100 && waitpid(py, &st, WNOHANG) != py; ++i) std::this_thread::sleep_for(100ms);
-  ::kill(py, SIGKILL);
-  waitpid(py, &st, WNOHANG);
+  stop_python(py);
   ASSERT_TRUE(finished) << head.output();
   EXPECT_EQ(head.exit_code(), 0) << head.output();
   EXPECT_NE(head.output().find(" 0 lost"), std::string::npos) << head.output();

@@ -1,5 +1,7 @@
 #include "runtime/cluster_gateway.hpp"
 
+#include <algorithm>
+
 #include "runtime/actor_failures.hpp"
 #include "runtime/pipeline_stages.hpp"
 
@@ -478,6 +480,7 @@ expected<gateway_handle> spawn_cluster_gateway(caf::actor_system& sys, std::shar
   opt.head_id = "head";
   opt.heartbeat_interval = std::chrono::milliseconds(cl.heartbeat_ms);
   opt.liveness = static_cast<int>(cl.liveness);
+  opt.max_capacity = static_cast<int32_t>(std::min<int64_t>(run->cfg.run.max_role_count, 1 << 20));
   if (!cl.secret_key.empty()) {
     if (cl.authorized_keys.empty())
       return make_error("cluster.secret_key is set but cluster.authorized_keys is not: no node could join");

@@ -330,8 +330,21 @@ struct wire_head::impl {
                         ")");
     }
     if (r->peer_id.empty()) return refuse(identity, delimiter, r->peer_id, "ready has an empty peer_id");
+    std::set<std::string> offered;
     for (const auto& offer : r->roles) {
       if (offer.role.empty()) return refuse(identity, delimiter, r->peer_id, "a role offer has no name");
+      // Each unit of capacity becomes a member of the head's pool: a bound keeps one frame from spawning
+      // thousands of them.
+      if (offer.capacity < 1 || offer.capacity > opt.max_capacity)
+        return refuse(identity, delimiter, r->peer_id,
+                      "role '" + offer.role + "' offers capacity " + std::to_string(offer.capacity) +
+                          " (this head takes 1 to " + std::to_string(opt.max_capacity) + ")");
+      if (offer.device < -1 || offer.device >= static_cast<int32_t>(r->devices.size()))
+        return refuse(identity, delimiter, r->peer_id,
+                      "role '" + offer.role + "' names device " + std::to_string(offer.device) + " of " +
+                          std::to_string(r->devices.size()) + " it brings");
+      if (!offered.insert(offer.role).second)
+        return refuse(identity, delimiter, r->peer_id, "role '" + offer.role + "' is offered twice");
       if (!opt.known_roles.empty() &&
           std::find(opt.known_roles.begin(), opt.known_roles.end(), offer.role) == opt.known_roles.end()) {
         std::string list;

@@ -86,6 +86,9 @@ struct wire_head_options {
   int liveness = 3;  ///< intervals of silence after which a peer is dead
   /// Roles a peer may offer; empty: any. A peer offering another role is refused with the list.
   std::vector<std::string> known_roles;
+  /// The most a peer may offer of one role (each unit is a member of the head's pool); more is refused, as
+  /// are a role offered twice and a device index the peer does not bring.
+  int32_t max_capacity = 256;
   /// With keys, the head is a CURVE server and admits only clients whose public key is listed.
   std::optional<curve_server_keys> curve;
   int64_t max_frame_bytes = 256ll << 20;  ///< larger frames are dropped by ZeroMQ (ZMQ_MAXMSGSIZE)

@@ -388,14 +388,15 @@ bool evaluation_protocol::memo_probe(size_t a, size_t b) {
       if (after < 0) return false;
       fresh_ms = std::max(fresh_ms, after);
     }
-    // Round one against the timed median (quick: under 0.4 of it; honest kernels measured 0.74 and up), later
-    // rounds against the slower of the fresh calls just before and after (under 0.7; honest 0.79 and up,
-    // value-keyed caches 0.22-0.64, the slowest one hashing every input byte): a call whose own time drifts
-    // (a host loop at another clock) is compared with its neighbours there. Only a candidate already quick
-    // against the timed median is asked again.
+    // Round one against the timed median, later rounds against the slower of the fresh calls just before and
+    // after, so a call whose own time drifts (a host loop at another clock) is compared with its neighbours
+    // there. Quick is under 0.7 in every round: honest kernels measured 0.74 and up against the timed median
+    // and 0.79 and up against their neighbours; value-keyed caches 0.22-0.64, the slowest hashing every input
+    // byte, which a round-one bound of 0.4 let through when its seen call was not that quick. A candidate not
+    // quick in round one is not asked again.
     r_.notes.push_back("memo probe, round " + std::to_string(round + 1) + ": seen values " +
                        fmt_number(seen_ms) + " ms, fresh " + fmt_number(fresh_ms) + " ms");
-    if (seen_ms < (round == 0 ? 0.4 : 0.7) * fresh_ms)
+    if (seen_ms < 0.7 * fresh_ms)
       ++quick;
     else if (round == 0)
       break;  // a kernel that computes: more rounds would only cost time

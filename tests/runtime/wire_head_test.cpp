@@ -81,6 +81,37 @@ TEST(WireHead, RefusesAnotherProtocolAnUnknownRoleAndAnEmptyId) {
   EXPECT_FALSE(head->next_event(50ms));  // no peer_joined
 }
 
+TEST(WireHead, RefusesCapacitiesDevicesAndRolesThatDoNotAddUp) {
+  auto opt = fast_head_options();
+  opt.max_capacity = 8;
+  auto head = start_head(opt);
+  raw_peer raw(head->endpoint());
+  peer_ready r;
+  r.peer_id = "greedy";
+  r.devices = {device_info{"cuda", 0, "GPU", 0}};
+  const std::pair<std::vector<role_offer>, const char*> bad[] = {
+      {{{"compiler", 200000, -1}}, "capacity 200000 (this head takes 1 to 8)"},
+      {{{"compiler", 0, -1}}, "capacity 0"},
+      {{{"benchmarker", 1, 1}}, "names device 1 of 1 it brings"},
+      {{{"compiler", 1, -1}, {"compiler", 2, -1}}, "offered twice"},
+  };
+  for (const auto& [roles, why] : bad) {
+    r.roles = roles;
+    raw.send(r);
+    auto ack = raw.recv_as<peer_registered>(2s);
+    ASSERT_TRUE(ack);
+    EXPECT_FALSE(ack->accepted);
+    EXPECT_NE(ack->reason.find(why), std::string::npos) << ack->reason;
+  }
+  EXPECT_TRUE(head->peers().empty());
+  EXPECT_EQ(head->counters().refused, 4u);
+  r.roles = {{"benchmarker", 8, 0}};  // the most it may offer, on the device it brings
+  raw.send(r);
+  auto ack = raw.recv_as<peer_registered>(2s);
+  ASSERT_TRUE(ack);
+  EXPECT_TRUE(ack->accepted) << ack->reason;
+}
+
 TEST(WireHead, WorkAndResultRoundTrip) {
   auto head = start_head(fast_head_options());
   raw_peer raw(head->endpoint());

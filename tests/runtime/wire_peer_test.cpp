@@ -43,6 +43,9 @@ wire_peer_options fast_peer_options(const std::string& endpoint, std::vector<rol
   wire_peer_options opt;
   opt.endpoint = endpoint;
   opt.roles = std::move(roles);
+  for (const auto& o : opt.roles)  // the devices the offers name (a head refuses an index it was not given)
+    while (o.device >= static_cast<int32_t>(opt.devices.size()))
+      opt.devices.push_back(device_info{"cuda", static_cast<int32_t>(opt.devices.size()), "test GPU", 0});
   opt.handler = echo_handler;
   opt.heartbeat_interval = 100ms;
   opt.liveness = 3;

@@ -104,6 +104,9 @@ class raw_peer {
     r.node_id = "test-node";
     r.roles = std::move(roles);
     r.host = "localhost";
+    for (const auto& o : r.roles)  // the devices the offers name (a head refuses an index it was not given)
+      while (o.device >= static_cast<int32_t>(r.devices.size()))
+        r.devices.push_back(device_info{"cuda", static_cast<int32_t>(r.devices.size()), "test GPU", 0});
     send(r);
     auto ack = recv_as<peer_registered>(2s);
     EXPECT_TRUE(ack && ack->accepted) << (ack ? ack->reason : "no answer to ready");

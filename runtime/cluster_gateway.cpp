@@ -1,10 +1,9 @@
 #include "runtime/cluster_gateway.hpp"
 
-#include <algorithm>
-
 #include "runtime/actor_failures.hpp"
 #include "runtime/pipeline_stages.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <deque>
 #include <map>
@@ -443,9 +442,10 @@ caf::behavior gateway(gateway_actor* self, std::shared_ptr<const run_context> ru
       },
       [=](remote_atom, const std::string& rejected_why, const std::string& peer) {
         // A node whose results do not add up is not asked again: it drains, and its work goes elsewhere.
-        if (++self->state.rejected[rejected_why] && self->state.peers.count(peer))
-          if (auto st = self->state.head->request_drain(peer, "its benchmark results do not add up"); !st)
-            spdlog::warn("cluster: could not drain {}: {}", peer, st.message());
+        ++self->state.rejected[rejected_why];
+        if (!self->state.peers.count(peer)) return;
+        if (auto st = self->state.head->request_drain(peer, "its benchmark results do not add up"); !st)
+          spdlog::warn("cluster: could not drain {}: {}", peer, st.message());
       },
       [=](status_atom) -> caf::result<status_report> {
         auto rp = self->make_response_promise();

@@ -1,9 +1,11 @@
 #include "runtime/control_policy.hpp"
 
+#include "runtime/listen_policy.hpp"
+
 namespace crucible::runtime {
 
 bool local_address(const std::string& a) {
-  return a.empty() || a.rfind("127.", 0) == 0 || a == "::1" || a.rfind("::ffff:127.", 0) == 0;
+  return a.empty() || loopback_host(a);
 }
 
 std::string control_refusal(const control& c, const control_origin& from) {

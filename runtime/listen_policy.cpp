@@ -2,11 +2,12 @@
 
 namespace crucible::runtime {
 
-namespace {
-
 bool loopback_host(const std::string& h) {
-  return h == "localhost" || h == "[::1]" || h == "::1" || h.rfind("127.", 0) == 0;
+  return h == "localhost" || h == "[::1]" || h == "::1" || h.rfind("127.", 0) == 0 ||
+         h.rfind("::ffff:127.", 0) == 0;
 }
+
+namespace {
 
 bool wildcard_host(const std::string& h) {
   return h == "*" || h == "0.0.0.0" || h == "[::]" || h == "::";

@@ -15,6 +15,9 @@ struct listen_plan {
   std::string note;      ///< said at start when the endpoint was narrowed (empty otherwise)
 };
 
+/// Whether a host name or address is this host's loopback (localhost, 127.x.x.x, ::1, ::ffff:127.x.x.x).
+bool loopback_host(const std::string& host);
+
 /// For a non-empty cluster.listen.
 expected<listen_plan> plan_listen(const cluster_section& cluster);
 

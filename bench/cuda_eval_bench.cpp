@@ -88,6 +88,8 @@ struct pass_result {
   int reruns = 0;                       ///< variance-gate re-runs of the buckets, summed
   std::map<std::string, int> gate_off;  ///< evaluations that timed launches from some call on, by why
   std::map<std::string, int> evidence;  ///< evidence kinds among these (generated, honest) programs
+  int starts = 0;                       ///< workers that began serving in the pass (outliers re-measured)
+  double start_wait = 0;                ///< seconds the benchmarker waited for them to be ready
 };
 
 // Why the worker stopped gating calls, from its "launches timed with the calls from here on: WHY" note.
@@ -134,6 +136,8 @@ pass_result run_pass(std::vector<item>& items, const runtime::config& cfg, const
   std::atomic<int> done_compilers{0};
   pass_result pr;
   double compile_s = 0;
+  const int starts0 = runner.worker().starts();
+  const double wait0 = runner.worker().start_wait_s();
   auto t0 = clock_type::now();
   std::vector<std::thread> pool;
   for (int i = 0; i < compilers; ++i)
@@ -189,6 +193,8 @@ pass_result run_pass(std::vector<item>& items, const runtime::config& cfg, const
   for (auto& th : pool) th.join();
   pr.wall = seconds_since(t0);
   pr.compile_cpu = compile_s;
+  pr.starts = runner.worker().starts() - starts0;
+  pr.start_wait = runner.worker().start_wait_s() - wait0;
   return pr;
 }
 
@@ -256,7 +262,8 @@ int throughput(int per_task, int compilers, size_t max_tasks) {
   // What shaped those times: buckets re-run by the variance gate, evaluations whose launches were timed from
   // some call on (the gate's watchdog had to open), and evidence against these honest programs.
   for (const auto& [which, pr] : passes) {
-    std::printf("\n%s: %d bucket re-runs;", which.c_str(), pr.reruns);
+    std::printf("\n%s: %d workers started (%.1f s waiting for them to be ready); %d bucket re-runs;",
+                which.c_str(), pr.starts, pr.start_wait, pr.reruns);
     int off = 0;
     for (const auto& [why, n] : pr.gate_off) off += n;
     std::printf(" %d evaluations timed launches from some call on", off);

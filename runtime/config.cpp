@@ -87,6 +87,7 @@ std::vector<std::pair<std::string, field_ref>> fields_of(config& c) {
       {"benchmark.checked_share", &c.benchmark.eval.checked_share},
       {"benchmark.timeout_s", &c.benchmark.worker.timeout_s},
       {"benchmark.memory_mb", &c.benchmark.worker.memory_mb},
+      {"benchmark.standby_worker", &c.benchmark.worker.standby},
       {"benchmark.max_attempts", &c.benchmark.runner.max_attempts},
       {"benchmark.outlier_speedup", &c.benchmark.runner.outlier_speedup},
       {"benchmark.outlier_vs_best", &c.benchmark.runner.outlier_vs_best},
@@ -410,6 +411,9 @@ expected<config> parse_config(const std::string& yaml_text, const std::vector<st
     c.compiler.lib_dirs = cu.lib_dirs;
     // CUDA reserves far more address space than it uses: no RLIMIT_AS on a CUDA worker.
     if (!find_path(root, "benchmark.memory_mb").IsDefined()) c.benchmark.worker.memory_mb = 0;
+    // A re-measurement in a fresh worker (an outlier, a retry) finds one already loaded. On the CPU target
+    // a worker loading beside a measurement would compete with it for the cores it times.
+    if (!find_path(root, "benchmark.standby_worker").IsDefined()) c.benchmark.worker.standby = true;
   }
   return c;
 }

@@ -42,13 +42,8 @@ bool busy_before(const call_clocks& c, const clock_check& k) {
   return c.before_ms > k.null_before_ms + k.before_abs_ms + k.before_rel * k.null_before_ms;
 }
 
-bool tails_are_evidence(int tails, int calls, double max_tail_ms, double proof_ms) {
-  if (tails <= 0) return false;
-  return max_tail_ms > proof_ms || (tails >= 3 && 2 * tails >= calls);
-}
-
-bool befores_are_evidence(int befores, int calls) {
-  return befores >= 3 && 2 * befores >= calls;
+bool seen_as_the_rule(int seen, int calls) {
+  return seen >= 3 && 2 * seen >= calls;
 }
 
 double charged_ms(const call_clocks& c, const clock_check& k) {

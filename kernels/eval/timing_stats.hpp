@@ -82,20 +82,16 @@ bool outside_stream(const call_clocks& c, const clock_check& k);
 /// times.
 bool busy_before(const call_clocks& c, const clock_check& k);
 
-/// Whether a phase's device tails prove work outside the candidate's stream: one tail longer than
-/// proof_ms does; shorter ones do when they are the rule, at least 3 and at least half of the phase's
-/// calls (two short tails in an untimed evaluation's three calls were seen on an honest kernel). A host
-/// preempted between its two waits makes isolated tails (under a busy compiler pool, a few in a hundred
-/// calls); work on another stream makes one at every call it is launched from. Isolated tails still cost the
-/// candidate: charged_ms counts the device-wide time of every call that had one.
-bool tails_are_evidence(int tails, int calls, double max_tail_ms, double proof_ms = 0.5);
-
-/// Whether flushes that took longer than on an idle device (busy_before) prove the candidate's work ran
-/// before its calls: only when they are the rule, as for short tails. No single span proves it, however long:
-/// the span includes the host's launch of the hold after the flush, and a host preempted there lengthened it
-/// once by 0.62 ms in 151 calls of an honest kernel (H200, beside 14 compilers), where work of the
-/// candidate's showed before 84 of 151.
-bool befores_are_evidence(int befores, int calls);
+/// Whether calls with a device tail (outside_stream) or a busy flush (busy_before) prove the candidate's
+/// work ran outside its stream or before its calls: only when they are the rule, at least 3 calls and at
+/// least half of them. Work on another stream, or started between calls, shows at every call it is launched
+/// from; a host preempted between its two waits, or while it launched the hold after the flush, shows now
+/// and then (a few in a hundred calls under a busy compiler pool; two short tails in an untimed
+/// evaluation's three calls). No single span proves it, however long: one flush of 151 took 0.62 ms longer on
+/// an honest kernel, and a cuDNN conv_transpose3d program left tails of up to 0.62 ms after 3 of its 78
+/// calls (H200, beside 14 compilers), where the hacks of these classes showed at 84 of 151 calls and more.
+/// Isolated spans still cost the candidate: charged_ms counts each call's tail and longer flush.
+bool seen_as_the_rule(int seen, int calls);
 
 /// The milliseconds a call is charged: its event time, or, when work escaped the stream, the host's
 /// device-wide figure (wall less the empty region), whichever is larger; and the host's own time in a

@@ -67,20 +67,34 @@ bool has(const std::vector<std::string>& v, const std::string& s) {
 
 }  // namespace
 
+// A started worker process and its pipes.
+struct worker_process {
+  pid_t pid = 0;
+  int to = -1, from = -1;
+  clock_type::time_point spawned{};
+};
+
 struct worker_client::impl {
   worker_options opt;
   std::atomic<pid_t> pid{0};  // read by pid() from any thread (a supervisor, a test that kills it)
   int to_worker = -1;
   int from_worker = -1;
   int starts = 0;
+  double start_wait_s = 0;
+  worker_process spare;  // the standby worker (pid 0: none)
+  std::atomic<pid_t> spare_pid{0};
   std::string host = host_name();
+  std::string path;        // the executable, once found
+  std::string start_note;  // how the current worker's start went, said with its first result
 
-  status start() {
-    std::string tried;
-    std::string path = resolve_worker_path(opt.worker_path, tried);
-    if (path.empty())
-      return make_error("cannot find the eval worker executable '" + std::string(worker_exe) + "' (tried " +
-                        tried + "); set worker.worker_path or CRUCIBLE_EVAL_WORKER");
+  status spawn(bool standby, worker_process& out) {
+    if (path.empty()) {
+      std::string tried;
+      path = resolve_worker_path(opt.worker_path, tried);
+      if (path.empty())
+        return make_error("cannot find the eval worker executable '" + std::string(worker_exe) + "' (tried " +
+                          tried + "); set worker.worker_path or CRUCIBLE_EVAL_WORKER");
+    }
     int req[2], resp[2];
     if (pipe2(req, O_CLOEXEC) != 0) return make_error(std::string("pipe2: ") + std::strerror(errno));
     if (pipe2(resp, O_CLOEXEC) != 0) {
@@ -94,10 +108,12 @@ struct worker_client::impl {
     spawn_spec spec;
     spec.argv = {path};
     if (opt.device >= 0) spec.argv.insert(spec.argv.end(), {"--device", std::to_string(opt.device)});
+    if (standby) spec.argv.push_back("--standby");
     spec.fds = {{0, -1}, {1, log}, {2, log}, {3, req[0]}, {4, resp[1]}};
     spec.limits.memory_mb = opt.memory_mb;
     spec.limits.isolate_network = true;  // candidates have no business on the network
     spec.limits.die_with_parent = true;
+    out.spawned = clock_type::now();
     auto child = spawn_process(spec);
     close(req[0]);
     close(resp[1]);
@@ -107,18 +123,29 @@ struct worker_client::impl {
       close(resp[0]);
       return make_error("cannot start the eval worker: " + child.message());
     }
-    pid = *child;
-    to_worker = req[1];
-    from_worker = resp[0];
-    ++starts;
+    out.pid = *child;
+    out.to = req[1];
+    out.from = resp[0];
+    return {};
+  }
 
-    // Wait for "ready": a worker that cannot load (missing library, address-space limit too small) is a
-    // setup error the user must see, not a candidate's crash.
-    auto hello = read_frame(from_worker, opt.startup_timeout_s);
+  // Waits for "ready": a worker that cannot load (missing library, address-space limit too small) is a
+  // setup error the user must see, not a candidate's crash. On success the process serves this client.
+  status await_ready(worker_process& p) {
+    const auto t0 = clock_type::now();
+    auto hello = read_frame(p.from, opt.startup_timeout_s);
+    start_wait_s += std::chrono::duration<double>(clock_type::now() - t0).count();
     std::string why;
+    pid = p.pid;
+    to_worker = p.to;
+    from_worker = p.from;
+    p = worker_process{};
     if (hello.status == frame_status::ok) {
       auto ready = decode_as<bench_result>(hello.payload);
-      if (ready && ready->status == "ready") return {};
+      if (ready && ready->status == "ready") {
+        ++starts;
+        return {};
+      }
       why = ready ? "unexpected first message (status '" + ready->status + "')" : ready.message();
     } else if (hello.status == frame_status::timeout) {
       why = "not ready within " + fmt_s(opt.startup_timeout_s);
@@ -130,6 +157,46 @@ struct worker_client::impl {
     }
     stop();
     return make_error("the eval worker '" + path + "' failed to start: " + why);
+  }
+
+  // A worker ready to serve: the standby one when there is one (a failed standby is only replaced, never
+  // charged to anyone), else a fresh start.
+  status start() {
+    if (spare.pid > 0) {
+      worker_process p = spare;
+      const double waited_since = std::chrono::duration<double>(clock_type::now() - p.spawned).count();
+      spare = worker_process{};
+      spare_pid = 0;
+      const double before = start_wait_s;
+      if (await_ready(p)) {
+        start_note = "worker: a standby, spawned " + fmt_s(waited_since) +
+                     " before it was needed, ready after " + fmt_s(start_wait_s - before) + " more";
+        return {};
+      }
+    }
+    worker_process p;
+    if (auto st = spawn(false, p); !st) return st;
+    const auto spawned = p.spawned;
+    auto st = await_ready(p);
+    if (st)
+      start_note =
+          "worker: started in " + fmt_s(std::chrono::duration<double>(clock_type::now() - spawned).count());
+    return st;
+  }
+
+  // Starts the standby worker when one is wanted and none waits: it loads while the current one measures.
+  void keep_standby() {
+    if (!opt.standby || spare.pid > 0) return;
+    if (spawn(true, spare)) spare_pid = spare.pid;
+  }
+
+  void stop_spare() {
+    if (spare.pid <= 0) return;
+    if (spare.to >= 0) close(spare.to);
+    if (spare.from >= 0) close(spare.from);
+    kill_and_reap(spare.pid);
+    spare = worker_process{};
+    spare_pid = 0;
   }
 
   // Closes the pipes and kills the worker's process group (candidates' children included).
@@ -161,6 +228,7 @@ worker_client::worker_client(worker_options options) : impl_(new impl) {
 }
 
 worker_client::~worker_client() {
+  impl_->stop_spare();
   impl_->stop();
   delete impl_;
 }
@@ -174,6 +242,12 @@ int worker_client::pid() const {
 int worker_client::starts() const {
   return impl_->starts;
 }
+double worker_client::start_wait_s() const {
+  return impl_->start_wait_s;
+}
+int worker_client::standby_pid() const {
+  return impl_->spare_pid;
+}
 
 bench_result worker_client::evaluate(const eval_request& request) {
   auto t0 = clock_type::now();
@@ -181,7 +255,11 @@ bench_result worker_client::evaluate(const eval_request& request) {
   auto finish = [&](bench_result& res) -> bench_result {
     if (res.candidate_id.empty()) res.candidate_id = request.candidate_id;
     if (res.task.empty()) res.task = request.task.name;
+    if (!impl_->start_note.empty()) res.notes.push_back(std::move(impl_->start_note));
+    impl_->start_note.clear();
     res.wall_s = std::chrono::duration<double>(clock_type::now() - t0).count();
+    // The next fresh start's worker loads now, while this one serves (or after it failed).
+    impl_->keep_standby();
     return res;
   };
   try {
@@ -198,6 +276,7 @@ bench_result worker_client::evaluate(const eval_request& request) {
     }
     std::string worker_id = w.host + ":" + std::to_string(w.pid.load());
     r.worker = worker_id;
+    const auto sent_at = clock_type::now();  // the deadline runs from the request, not the worker's start
 
     if (auto sent = write_frame(w.to_worker, encode(request, "benchmarker")); !sent) {
       std::string how = w.died();
@@ -206,7 +285,7 @@ bench_result worker_client::evaluate(const eval_request& request) {
       r.error = "worker died: " + how + " (before the request was delivered: " + sent.message() + ")";
       return finish(r);
     }
-    double left = w.opt.timeout_s - std::chrono::duration<double>(clock_type::now() - t0).count();
+    double left = w.opt.timeout_s - std::chrono::duration<double>(clock_type::now() - sent_at).count();
     auto frame = read_frame(w.from_worker, std::max(0.0, left));
     switch (frame.status) {
       case frame_status::timeout:

@@ -9,6 +9,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -28,15 +29,26 @@ constexpr const char* worker_name = "eval_worker";
 
 int usage() {
   std::fprintf(stderr,
-               "usage: crucible-eval-worker [--in-fd N] [--out-fd N] [--device N]\n"
+               "usage: crucible-eval-worker [--in-fd N] [--out-fd N] [--device N] [--standby]\n"
                "Speaks length-prefixed msgpack envelopes: eval_request in (default fd 3), bench_result out "
                "(default fd 4). --device: the CUDA device for target cuda requests (builds with "
-               "CRUCIBLE_CUDA). Started by the benchmarker's worker client, not by hand.\n");
+               "CRUCIBLE_CUDA). --standby: ready without touching the device, which is bound at the first "
+               "request. Started by the benchmarker's worker client, not by hand.\n");
   return 2;
 }
 
 bool reply(int fd, const crucible::bench_result& r) {
   return static_cast<bool>(crucible::kernels::write_frame(fd, crucible::encode(r, worker_name)));
+}
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+std::string fmt_ms(double ms) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.0f ms", ms);
+  return buf;
 }
 
 crucible::bench_result error_result(const std::string& message) {
@@ -49,13 +61,17 @@ crucible::bench_result error_result(const std::string& message) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  const auto t_main = std::chrono::steady_clock::now();
   int in_fd = 3, out_fd = 4, device = -1;
+  bool standby = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if ((a == "--in-fd" || a == "--out-fd") && i + 1 < argc) {
       (a == "--in-fd" ? in_fd : out_fd) = std::atoi(argv[++i]);
     } else if (a == "--device" && i + 1 < argc) {
       device = std::atoi(argv[++i]);
+    } else if (a == "--standby") {
+      standby = true;
     } else {
       return usage();
     }
@@ -82,19 +98,30 @@ int main(int argc, char** argv) {
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
 
   crucible::kernels::candidate_evaluator evaluator;
-#ifdef CRUCIBLE_WITH_CUDA
-  // The device is bound before "ready", so CUDA's start-up is not charged to the first candidate.
-  std::unique_ptr<crucible::kernels::cuda_evaluator> gpu;
-  if (device >= 0) {
-    gpu = std::make_unique<crucible::kernels::cuda_evaluator>(device);
-    std::fprintf(stderr, "crucible-eval-worker: %s\n", gpu->describe().c_str());
-  }
-#endif
   // Ready: the client starts the per-evaluation deadline only now, so loading LibTorch on a busy machine
-  // is not charged to the first candidate.
+  // is not charged to the first candidate. Its note says where the start went (the client adds the time
+  // before main: exec and loading the libraries).
   crucible::bench_result ready;
   ready.status = "ready";
   ready.worker = evaluator.worker_id();
+  double bind_ms = -1;  // how long binding the device took, said with the result that paid for it
+#ifdef CRUCIBLE_WITH_CUDA
+  // The device is bound before "ready", so CUDA's start-up is not charged to the first candidate. A standby
+  // worker (started while another one measures) leaves the device alone until its first request: creating
+  // a context and allocating on a device that is timing someone else's calls would disturb them.
+  std::unique_ptr<crucible::kernels::cuda_evaluator> gpu;
+  auto bind = [&] {
+    const auto t0 = std::chrono::steady_clock::now();
+    gpu = std::make_unique<crucible::kernels::cuda_evaluator>(device < 0 ? 0 : device);
+    bind_ms = ms_since(t0);
+    std::fprintf(stderr, "crucible-eval-worker: %s\n", gpu->describe().c_str());
+  };
+  if (device >= 0 && !standby) bind();
+#endif
+  ready.notes.push_back("worker: ready " + fmt_ms(ms_since(t_main)) + " after main" +
+                        (bind_ms >= 0 ? ", of which binding the device " + fmt_ms(bind_ms) : std::string()) +
+                        (standby ? "; standby: the device is bound at the first request" : ""));
+  bind_ms = -1;
   if (!reply(out_fd, ready)) return 4;
   for (;;) {
     auto frame = crucible::kernels::read_frame(in_fd);
@@ -113,8 +140,11 @@ int main(int argc, char** argv) {
     bool leave = false;
     if (request->target == "cuda") {
 #ifdef CRUCIBLE_WITH_CUDA
-      if (!gpu) gpu = std::make_unique<crucible::kernels::cuda_evaluator>(device < 0 ? 0 : device);
+      if (!gpu) bind();
       result = gpu->evaluate(*request, evaluator.worker_id());
+      if (bind_ms >= 0)
+        result.notes.push_back("worker: the device bound at this request in " + fmt_ms(bind_ms));
+      bind_ms = -1;
       leave = gpu->must_exit();
       result.worker_retired = leave;
 #else

@@ -173,9 +173,21 @@ TEST(Config, GpuConfigIsTheCudaTarget) {
   EXPECT_NE(std::find(c->compiler.flags.begin(), c->compiler.flags.end(), "-arch=sm_90"),
             c->compiler.flags.end());
   EXPECT_EQ(c->benchmark.worker.memory_mb, 0);
+  EXPECT_TRUE(c->benchmark.worker.standby);  // an outlier's fresh worker is already loaded
   EXPECT_EQ(c->cuda.devices, std::vector<int64_t>{0});
   EXPECT_EQ(c->run.max_minutes, 8.0);
   EXPECT_FALSE(c->benchmark.eval.time_launch);  // gated launches: events time the device's work
+}
+
+// A standby worker loads beside the one measuring: on the CPU target it would compete for the cores timed.
+TEST(Config, AStandbyWorkerOnlyWhereItCannotDisturbTheMeasurement) {
+  auto cpu = parse("");
+  ASSERT_TRUE(cpu) << cpu.message();
+  EXPECT_FALSE(cpu->benchmark.worker.standby);
+  auto off = parse_config("target: cuda\nbenchmark:\n  standby_worker: false\n");
+  ASSERT_TRUE(off) << off.message();
+  EXPECT_FALSE(off->benchmark.worker.standby);
+  expect_error(parse("benchmark:\n  standby_worker: 2\n"), "benchmark.standby_worker");
 }
 
 TEST(Config, TimingProtocolKeys) {

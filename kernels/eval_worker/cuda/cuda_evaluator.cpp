@@ -678,7 +678,7 @@ class cuda_backend final : public device_backend {
   // Device tails are judged over every call of the evaluation: a few calls are too few to tell a side
   // stream (a tail at every call) from a host that was slow to look (a tail now and then).
   void finish() override {
-    if (tails_are_evidence(tails_, calls_ - filled_calls_, max_tail_ms_))
+    if (seen_as_the_rule(tails_, calls_ - filled_calls_))
       add_evidence(r_, evidence_kind::work_outside_stream,
                    "the device was still busy up to " + fmt_number(max_tail_ms_) +
                        " ms after the call's stream had finished, in " + std::to_string(tails_) + " of " +
@@ -690,7 +690,7 @@ class cuda_backend final : public device_backend {
           " checked call(s) had the device first, other streams only after the output was read");
     // Work that runs with the flush at every call is the candidate's; a host preempted in the flush now and
     // then is not (each such call is still charged its longer flush).
-    if (befores_are_evidence(befores_, calls_))
+    if (seen_as_the_rule(befores_, calls_))
       add_evidence(r_, evidence_kind::work_before_call,
                    "the device was busy with other work for up to " + fmt_number(max_before_ms_) +
                        " ms while the worker flushed it before the call, in " + std::to_string(befores_) +
@@ -699,6 +699,10 @@ class cuda_backend final : public device_backend {
     if (busy_baselines_ > 0)
       r_.notes.push_back("clocks: other work around " + std::to_string(busy_baselines_) + " of " +
                          std::to_string(baselines_) + " timed reference calls (not charged to them)");
+    if (tails_ > 0 && !seen_as_the_rule(tails_, calls_ - filled_calls_))
+      r_.notes.push_back("clocks: the device was still busy after the stream of " + std::to_string(tails_) +
+                         " of " + std::to_string(calls_ - filled_calls_) + " candidate calls (by up to " +
+                         fmt_number(max_tail_ms_) + " ms), charged to them");
     if (befores_ > 0)
       r_.notes.push_back("clocks: the flush took longer than on an idle device before " +
                          std::to_string(befores_) + " of " + std::to_string(calls_) +
@@ -720,7 +724,7 @@ class cuda_backend final : public device_backend {
   // escaped the stream, with the device tails saying so too.
   bool time_despite_evidence() const override {
     if (!r_.error.empty() || !right_after_device_ || r_.evidence.empty() || reference_ops_ > 0) return false;
-    bool outside = tails_are_evidence(tails_, calls_ - filled_calls_, max_tail_ms_);
+    bool outside = seen_as_the_rule(tails_, calls_ - filled_calls_);
     for (const auto& tag : r_.evidence) {
       const auto kind = parse_evidence(tag);
       // Output that changed once the stream had finished was written by work outside it; a fill that kept

@@ -360,6 +360,44 @@ TEST(BenchRunner, OutlierIsReMeasuredInAFreshWorker) {
   })) << ::testing::PrintToString(r.notes);
 }
 
+// With a standby worker, the fresh worker of a re-measurement is one that loaded while the first measured:
+// a different process that never ran the candidate, and no wait for it to load. A standby that died while
+// it waited is replaced by a fresh start, charged to no one.
+TEST(BenchRunner, AStandbyWorkerTakesOverTheReMeasurement) {
+  auto config = test::test_config();
+  config.worker.standby = true;
+  config.runner.outlier_speedup = 0.01;  // everything is an outlier here
+  bench_runner runner(config.worker, config.runner);
+  auto r = runner.run(request_for("fused_bias_scale_relu"));
+  ASSERT_EQ(r.status, "ok") << r.error;
+  EXPECT_EQ(r.attempts, 2);
+  EXPECT_EQ(runner.worker().starts(), 2);
+  EXPECT_TRUE(std::any_of(r.notes.begin(), r.notes.end(), [](const std::string& n) {
+    return n.find("worker: a standby, spawned") != std::string::npos;
+  })) << ::testing::PrintToString(r.notes);
+  const std::string* line = nullptr;
+  for (const auto& n : r.notes)
+    if (n.find("believed the lower") != std::string::npos) line = &n;
+  ASSERT_NE(line, nullptr) << ::testing::PrintToString(r.notes);
+  // "outlier: 1.2x [host:111] re-measured in a fresh worker as 1.1x [host:222]; believed the lower"
+  auto first = line->find('['), second = line->find('[', first + 1);
+  ASSERT_NE(second, std::string::npos) << *line;
+  EXPECT_NE(line->substr(first, line->find(']', first) - first),
+            line->substr(second, line->find(']', second) - second))
+      << "re-measured in another process: " << *line;
+  const int standby = runner.worker().standby_pid();
+  EXPECT_GT(standby, 0) << "a new standby loads once the last one took over";
+  EXPECT_NE(standby, runner.worker().pid());
+
+  ASSERT_EQ(kill(standby, SIGKILL), 0);
+  runner.worker().restart();
+  auto again = runner.worker().evaluate(request_for("fused_bias_scale_relu"));
+  EXPECT_EQ(again.status, "ok") << again.error;
+  EXPECT_TRUE(again.correct);
+  EXPECT_EQ(runner.worker().starts(), 3);
+  EXPECT_NE(runner.worker().pid(), standby);
+}
+
 TEST(Worker, MalformedFramesAreErrorsNotCrashes) {
   int req[2], resp[2];
   ASSERT_EQ(pipe2(req, O_CLOEXEC), 0);

@@ -86,6 +86,7 @@ struct worker_client::impl {
   std::string host = host_name();
   std::string path;        // the executable, once found
   std::string start_note;  // how the current worker's start went, said with its first result
+  std::string ready_note;  // what the worker said of its start in "ready"
 
   status spawn(bool standby, worker_process& out) {
     if (path.empty()) {
@@ -144,6 +145,7 @@ struct worker_client::impl {
       auto ready = decode_as<bench_result>(hello.payload);
       if (ready && ready->status == "ready") {
         ++starts;
+        ready_note = ready->notes.empty() ? std::string() : "; its own: " + ready->notes.front();
         return {};
       }
       why = ready ? "unexpected first message (status '" + ready->status + "')" : ready.message();
@@ -170,7 +172,8 @@ struct worker_client::impl {
       const double before = start_wait_s;
       if (await_ready(p)) {
         start_note = "worker: a standby, spawned " + fmt_s(waited_since) +
-                     " before it was needed, ready after " + fmt_s(start_wait_s - before) + " more";
+                     " before it was needed, ready after " + fmt_s(start_wait_s - before) + " more" +
+                     ready_note;
         return {};
       }
     }
@@ -179,8 +182,8 @@ struct worker_client::impl {
     const auto spawned = p.spawned;
     auto st = await_ready(p);
     if (st)
-      start_note =
-          "worker: started in " + fmt_s(std::chrono::duration<double>(clock_type::now() - spawned).count());
+      start_note = "worker: started in " +
+                   fmt_s(std::chrono::duration<double>(clock_type::now() - spawned).count()) + ready_note;
     return st;
   }
 

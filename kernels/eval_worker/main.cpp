@@ -105,6 +105,7 @@ int main(int argc, char** argv) {
   ready.status = "ready";
   ready.worker = evaluator.worker_id();
   double bind_ms = -1;  // how long binding the device took, said with the result that paid for it
+  std::string bind_parts;
 #ifdef CRUCIBLE_WITH_CUDA
   // The device is bound before "ready", so CUDA's start-up is not charged to the first candidate. A standby
   // worker (started while another one measures) leaves the device alone until its first request: creating
@@ -114,13 +115,19 @@ int main(int argc, char** argv) {
     const auto t0 = std::chrono::steady_clock::now();
     gpu = std::make_unique<crucible::kernels::cuda_evaluator>(device < 0 ? 0 : device);
     bind_ms = ms_since(t0);
+    bind_parts = gpu->bind_parts();
     std::fprintf(stderr, "crucible-eval-worker: %s\n", gpu->describe().c_str());
   };
-  if (device >= 0 && !standby) bind();
+  // CRUCIBLE_STANDBY_BIND=ahead: a standby binds the device before "ready" too (to measure what binding
+  // beside a measurement disturbs, bench/RESULTS.md).
+  const char* ahead = std::getenv("CRUCIBLE_STANDBY_BIND");
+  if (device >= 0 && (!standby || (ahead && std::string(ahead) == "ahead"))) bind();
 #endif
-  ready.notes.push_back("worker: ready " + fmt_ms(ms_since(t_main)) + " after main" +
-                        (bind_ms >= 0 ? ", of which binding the device " + fmt_ms(bind_ms) : std::string()) +
-                        (standby ? "; standby: the device is bound at the first request" : ""));
+  ready.notes.push_back(
+      "ready " + fmt_ms(ms_since(t_main)) + " after main" +
+      (bind_ms >= 0 ? ", of which binding the device " + fmt_ms(bind_ms) + " (" + bind_parts + ")"
+                    : std::string()) +
+      (standby && bind_ms < 0 ? "; a standby: the device is bound at the first request" : ""));
   bind_ms = -1;
   if (!reply(out_fd, ready)) return 4;
   for (;;) {
@@ -143,7 +150,8 @@ int main(int argc, char** argv) {
       if (!gpu) bind();
       result = gpu->evaluate(*request, evaluator.worker_id());
       if (bind_ms >= 0)
-        result.notes.push_back("worker: the device bound at this request in " + fmt_ms(bind_ms));
+        result.notes.push_back("worker: the device bound at this request in " + fmt_ms(bind_ms) + " (" +
+                               bind_parts + ")");
       bind_ms = -1;
       leave = gpu->must_exit();
       result.worker_retired = leave;

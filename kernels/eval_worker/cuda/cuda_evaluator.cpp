@@ -264,6 +264,7 @@ class aten_watch {
 struct cuda_evaluator::impl {
   int device = 0;
   std::string init_error;
+  std::string bind_parts;  ///< where binding the device went: "context 150, cublas 20, ..." (ms)
   bool must_exit = false;
   std::optional<c10::cuda::CUDAStream> stream_holder;
   cudaStream_t stream = nullptr;
@@ -301,8 +302,18 @@ cuda_evaluator::cuda_evaluator(int device) : impl_(std::make_unique<impl>()) {
         "device " + std::to_string(device) + " does not exist (" + std::to_string(count) + " found)";
     return;
   }
+  auto t = clock_type::now();
+  auto part = [&](const char* name) {
+    const auto now = clock_type::now();
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "%s%s %.0f", m.bind_parts.empty() ? "" : ", ", name, ms_between(t, now));
+    m.bind_parts += buf;
+    t = now;
+  };
   try {
     check_api(cudaSetDevice(device), "cudaSetDevice");
+    check_api(cudaFree(nullptr), "cudaFree");  // the context exists from here on
+    part("context");
     cudaDeviceProp prop{};
     check_api(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
     m.name = prop.name;
@@ -320,7 +331,9 @@ cuda_evaluator::cuda_evaluator(int device) : impl_(std::make_unique<impl>()) {
     check_api(cudaStreamCreateWithPriority(&m.stream, cudaStreamNonBlocking, greatest),
               "cudaStreamCreateWithPriority");
     m.stream_holder = c10::cuda::getStreamFromExternal(m.stream, static_cast<c10::DeviceIndex>(device));
+    part("properties, stream");
     if (cublasCreate(&m.blas) != CUBLAS_STATUS_SUCCESS) throw std::runtime_error("cublasCreate failed");
+    part("cublas");
     cublasSetStream(m.blas, m.stream);
     // Candidates compute in float32 unless they ask cuBLAS otherwise themselves (no TF32 by default).
     cublasSetMathMode(m.blas, CUBLAS_DEFAULT_MATH);
@@ -330,10 +343,14 @@ cuda_evaluator::cuda_evaluator(int device) : impl_(std::make_unique<impl>()) {
     // previous call left there.
     int64_t flush = static_cast<int64_t>(std::max<size_t>(4 * m.l2_bytes, size_t{256} << 20));
     m.flush_buf = at::empty({flush}, at::TensorOptions().dtype(at::kByte).device(at::kCUDA, device));
+    part("flush buffer");
     m.gate = std::make_unique<launch_gate>(gate_deadline);
+    part("launch gate");
     m.comparer = std::make_unique<device_comparer>();
+    part("comparer");
     set_reference_strict_fp32();
     m.initial_state = capture_state(m.stream, m.blas);
+    part("state");
   } catch (const std::exception& ex) {
     m.init_error = ex.what();
   }
@@ -354,6 +371,9 @@ cuda_evaluator::~cuda_evaluator() {
 
 const std::string& cuda_evaluator::init_error() const {
   return impl_->init_error;
+}
+const std::string& cuda_evaluator::bind_parts() const {
+  return impl_->bind_parts;
 }
 bool cuda_evaluator::must_exit() const {
   return impl_->must_exit;

@@ -24,6 +24,8 @@ class cuda_evaluator {
 
   /// Empty when the device is usable, else why not (no device, driver too old, ...).
   const std::string& init_error() const;
+  /// Where binding the device went, in ms per step: "context 150, properties, stream 1, cublas 20, ...".
+  const std::string& bind_parts() const;
   /// Never throws; a failure is a bench_result with status load_error, error, crash or timeout.
   bench_result evaluate(const eval_request& request, const std::string& worker_id);
   /// True after a sticky CUDA error or a kernel that did not finish: answer, then exit the process.

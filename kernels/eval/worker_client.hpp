@@ -3,7 +3,7 @@
 // travel as msgpack envelopes over a pair of pipes (not stdout, which candidates may write to). The worker
 // is started lazily; if it crashes, hangs past the deadline or is killed, the call returns a bench_result
 // saying so (status crash or timeout) and the next call starts a fresh worker.
-// With `standby`, a second worker is kept started (LibTorch loaded, the device untouched) for the next fresh
+// With `standby`, a second worker is kept started (LibTorch loaded, the device bound) for the next fresh
 // start, so a re-measurement in a fresh worker does not wait for one to load.
 // The worker runs in its own process group (a kill takes the candidates' children too), under RLIMIT_AS,
 // without network where the OS allows, and gets SIGKILL when the thread that started it exits
@@ -23,8 +23,8 @@ struct worker_options {
   int64_t memory_mb = 8192;         ///< address-space limit of the worker (0: none; CUDA needs none)
   int device = -1;                  ///< CUDA device the worker measures on (-1: a CPU worker)
   std::string log_path;  ///< the worker's stdout/stderr (candidate output lands here); empty: /dev/null
-  /// Keep a standby worker for the next fresh start: it loads while the current one measures and binds the
-  /// device only at its first request (binding it then would disturb the measurement under way).
+  /// Keep a standby worker for the next fresh start: it loads, and binds its device, while the current one
+  /// measures (measured not to disturb the measurement on an H200: bench/RESULTS.md).
   bool standby = false;
 };
 

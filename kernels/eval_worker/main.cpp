@@ -32,8 +32,8 @@ int usage() {
                "usage: crucible-eval-worker [--in-fd N] [--out-fd N] [--device N] [--standby]\n"
                "Speaks length-prefixed msgpack envelopes: eval_request in (default fd 3), bench_result out "
                "(default fd 4). --device: the CUDA device for target cuda requests (builds with "
-               "CRUCIBLE_CUDA). --standby: ready without touching the device, which is bound at the first "
-               "request. Started by the benchmarker's worker client, not by hand.\n");
+               "CRUCIBLE_CUDA). --standby: started ahead, beside a worker that measures (the client's "
+               "standby). Started by the benchmarker's worker client, not by hand.\n");
   return 2;
 }
 
@@ -107,9 +107,11 @@ int main(int argc, char** argv) {
   double bind_ms = -1;  // how long binding the device took, said with the result that paid for it
   std::string bind_parts;
 #ifdef CRUCIBLE_WITH_CUDA
-  // The device is bound before "ready", so CUDA's start-up is not charged to the first candidate. A standby
-  // worker (started while another one measures) leaves the device alone until its first request: creating
-  // a context and allocating on a device that is timing someone else's calls would disturb them.
+  // The device is bound before "ready", so CUDA's start-up is not charged to the first candidate; a standby
+  // worker's too, while another worker measures. Creating a context there was predicted to disturb the
+  // measurement; on an H200 it did not, measurably (bench/RESULTS.md, 2026-12-02: the evaluations it
+  // overlapped moved by at most 0.85%, less than run-to-run). CRUCIBLE_STANDBY_BIND=request leaves a
+  // standby's device alone until its first request, to measure that again side by side.
   std::unique_ptr<crucible::kernels::cuda_evaluator> gpu;
   auto bind = [&] {
     const auto t0 = std::chrono::steady_clock::now();
@@ -118,10 +120,8 @@ int main(int argc, char** argv) {
     bind_parts = gpu->bind_parts();
     std::fprintf(stderr, "crucible-eval-worker: %s\n", gpu->describe().c_str());
   };
-  // CRUCIBLE_STANDBY_BIND=ahead: a standby binds the device before "ready" too (to measure what binding
-  // beside a measurement disturbs, bench/RESULTS.md).
-  const char* ahead = std::getenv("CRUCIBLE_STANDBY_BIND");
-  if (device >= 0 && (!standby || (ahead && std::string(ahead) == "ahead"))) bind();
+  const char* late = std::getenv("CRUCIBLE_STANDBY_BIND");
+  if (device >= 0 && !(standby && late && std::string(late) == "request")) bind();
 #endif
   ready.notes.push_back(
       "ready " + fmt_ms(ms_since(t_main)) + " after main" +

@@ -291,8 +291,17 @@ struct cuda_evaluator::impl {
 cuda_evaluator::cuda_evaluator(int device) : impl_(std::make_unique<impl>()) {
   auto& m = *impl_;
   m.device = device;
+  auto t = clock_type::now();
+  auto part = [&](const char* name) {
+    const auto now = clock_type::now();
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "%s%s %.0f", m.bind_parts.empty() ? "" : ", ", name, ms_between(t, now));
+    m.bind_parts += buf;
+    t = now;
+  };
   int count = 0;
   cudaError_t e = cudaGetDeviceCount(&count);
+  part("driver");
   if (e != cudaSuccess || count == 0) {
     m.init_error = e != cudaSuccess ? error_text(e) : "no CUDA device";
     return;
@@ -302,14 +311,6 @@ cuda_evaluator::cuda_evaluator(int device) : impl_(std::make_unique<impl>()) {
         "device " + std::to_string(device) + " does not exist (" + std::to_string(count) + " found)";
     return;
   }
-  auto t = clock_type::now();
-  auto part = [&](const char* name) {
-    const auto now = clock_type::now();
-    char buf[48];
-    std::snprintf(buf, sizeof buf, "%s%s %.0f", m.bind_parts.empty() ? "" : ", ", name, ms_between(t, now));
-    m.bind_parts += buf;
-    t = now;
-  };
   try {
     check_api(cudaSetDevice(device), "cudaSetDevice");
     check_api(cudaFree(nullptr), "cudaFree");  // the context exists from here on

@@ -481,6 +481,7 @@ expected<gateway_handle> spawn_cluster_gateway(caf::actor_system& sys, std::shar
   opt.heartbeat_interval = std::chrono::milliseconds(cl.heartbeat_ms);
   opt.liveness = static_cast<int>(cl.liveness);
   opt.max_capacity = static_cast<int32_t>(std::min<int64_t>(run->cfg.run.max_role_count, 1 << 20));
+  opt.head_only_roles = head_only_roles();
   if (!cl.secret_key.empty()) {
     if (cl.authorized_keys.empty())
       return make_error("cluster.secret_key is set but cluster.authorized_keys is not: no node could join");

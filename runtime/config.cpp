@@ -10,6 +10,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "runtime/pipeline_stages.hpp"
 #include "runtime/split_fields.hpp"
 
 namespace crucible::runtime {
@@ -341,6 +342,10 @@ status validate(const config& c) {
   }
   for (const auto& [role, n] : c.cluster.node_roles) {
     if (n < 0) return make_error("cluster.node_roles." + role + ": expected a count >= 0");
+    if (n > 0 && stage_stays_on_head(stage_of_role(role)))
+      return make_error("cluster.node_roles." + role +
+                        ": its stage gives verdicts, which are made on the head " + "(give the head roles." +
+                        role + " instead)");
     if (n > c.run.max_role_count)
       return make_error("cluster.node_roles." + role + ": " + std::to_string(n) +
                         " is above run.max_role_count (" + std::to_string(c.run.max_role_count) + ")");

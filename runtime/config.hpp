@@ -89,8 +89,9 @@ struct cluster_section {
   /// host can join, serve stages or send control commands; true accepts them unauthenticated (a private
   /// network, a test in network namespaces). runtime/listen_policy.hpp.
   bool plaintext_remote = false;
-  /// What a node runs by default (`--roles` overrides): pipeline roles and their counts.
-  std::map<std::string, int64_t> node_roles = {{"compiler", 1}, {"benchmarker", 1}, {"verifier", 1}};
+  /// What a node runs by default (`--roles` overrides): pipeline roles and their counts. Never verifier or
+  /// judge: verdicts are made on the head (runtime/pipeline_stages.hpp).
+  std::map<std::string, int64_t> node_roles = {{"compiler", 1}, {"benchmarker", 1}};
   std::vector<int64_t> node_devices;  ///< a node's benchmarker devices (empty: cuda.devices); `--devices`
   int64_t nodes = 0;                  ///< node processes a launch starts (the placement plan; Slurm sets it)
 };

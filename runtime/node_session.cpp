@@ -12,6 +12,7 @@
 #include <caf/all.hpp>
 
 #include "messages/type_ids.hpp"
+#include "runtime/pipeline_stages.hpp"
 #include "runtime/split_fields.hpp"
 #include "runtime/stage_codec.hpp"
 #include "runtime/wire_peer.hpp"
@@ -200,6 +201,11 @@ expected<node_options> resolve_node_options(const config& cfg, const std::string
     if (o.roles.count(fixed))
       return make_error(std::string("--roles: ") + fixed +
                         " runs on the head; a node serves pipeline stages");
+  for (const auto& role : head_only_roles())
+    if (o.roles.count(role))
+      return make_error("--roles: " + role +
+                        " gives verdicts, which are made on the head; a node serves compile, benchmark and "
+                        "custom stages");
   if (o.roles.empty()) return make_error("--roles: a node needs at least one role");
   if (devices.empty()) {
     o.devices = cfg.cluster.node_devices;

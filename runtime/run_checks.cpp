@@ -51,15 +51,19 @@ status check_run_plan(const config& cfg, const role_registry* registry) {
   if (auto st = check_pipeline(cfg); !st) return st;
   if (!cfg.cluster.listen.empty())
     if (auto plan = plan_listen(cfg.cluster); !plan) return plan.err();
-  // A head's pipeline stages may all be served by nodes that join later (cluster.listen).
-  if (cfg.cluster.listen.empty())
-    for (const auto& stage : cfg.pipeline) {
-      std::string role = role_of_stage(stage);
-      auto it = cfg.roles.find(role);
-      if (it == cfg.roles.end() || it->second < 1)
-        return make_error("pipeline: stage '" + stage + "' needs at least one '" + role +
-                          "' in roles (roles." + role + "), and there is no cluster to serve it");
-    }
+  // A head's pipeline stages may be served by nodes that join later (cluster.listen), except those that give
+  // verdicts: no node may serve them.
+  for (const auto& stage : cfg.pipeline) {
+    const bool head_only = stage_stays_on_head(stage);
+    if (!cfg.cluster.listen.empty() && !head_only) continue;
+    std::string role = role_of_stage(stage);
+    auto it = cfg.roles.find(role);
+    if (it == cfg.roles.end() || it->second < 1)
+      return make_error("pipeline: stage '" + stage + "' needs at least one '" + role + "' in roles (roles." +
+                        role + "), and " +
+                        (head_only ? "its verdicts are made on the head: no node may serve it"
+                                   : "there is no cluster to serve it"));
+  }
   for (const char* role : {"conductor", "generator", "replay_buffer", "learner"}) {
     auto it = cfg.roles.find(role);
     if (it == cfg.roles.end() || it->second < 1)

@@ -1,7 +1,10 @@
 #include "runtime/stage_codec.hpp"
-#include "kernels/verify/verdict_vocabulary.hpp"
 
+#include <algorithm>
+
+#include "kernels/verify/verdict_vocabulary.hpp"
 #include "messages/envelope.hpp"
+#include "runtime/pipeline_stages.hpp"
 
 namespace crucible::runtime {
 
@@ -56,26 +59,43 @@ status apply_stage_result(const std::string& stage, const work_result& result, s
   };
   if (stage == "compile") return take(s.compiled);
   if (stage == "benchmark") return take(s.bench);
-  if (stage == "verify") return take(s.judged);
-  if (env->kind == message_kind<verdict>::name) {
-    // A second opinion convicts but never acquits: a pass keeps the verdict the candidate already has (its
-    // evidence added); anything else replaces it, the earlier evidence kept.
-    verdict v;
-    if (auto st = take(v); !st) return st;
-    if (s.judged.outcome.empty()) {
-      s.judged = std::move(v);
-    } else if (kernels::has_outcome(v, kernels::outcome::pass)) {
-      for (auto& e : v.evidence) s.judged.evidence.push_back(std::move(e));
-      for (auto& f : v.flags) s.judged.flags.push_back(std::move(f));
-      if (!v.review.finding.empty()) s.judged.review = std::move(v.review);  // a review is stored with it
-    } else {
-      auto earlier = std::move(s.judged.evidence);
-      s.judged = std::move(v);
-      s.judged.evidence.insert(s.judged.evidence.begin(), earlier.begin(), earlier.end());
-    }
-    return {};
+  // Verdicts are the head's: a node never serves verify (its ready is refused), and an answer that says
+  // otherwise is not believed.
+  if (stage_stays_on_head(stage))
+    return make_error("stage " + stage + " on a node: it gives verdicts, and those are made on the head");
+  // A custom stage's answer is a second opinion: it convicts but never acquits, and never pays more. A pass
+  // keeps the verdict the candidate already has (its evidence, flags and review added); anything else
+  // replaces it, the earlier evidence kept, at no more reward or speedup than before. What the head
+  // measured or holds (candidate, compile result, benchmark, reward) is never taken from the wire.
+  verdict v;
+  if (env->kind == message_kind<scored_candidate>::name) {
+    scored_candidate amended;
+    if (auto st = take(amended); !st) return st;
+    v = std::move(amended.judged);
+  } else if (auto st = take(v); !st) {
+    return st;
   }
-  return take(s);
+  if (s.judged.outcome.empty()) {
+    // Before verify: the head's verifier decides later; until then the opinion is all the candidate has.
+    s.judged = std::move(v);
+  } else if (kernels::has_outcome(v, kernels::outcome::pass)) {
+    // An amended scored_candidate echoes the verdict it was sent: only what it adds is new.
+    auto add_new = [](std::vector<std::string>& into, std::vector<std::string>& from) {
+      for (auto& x : from)
+        if (std::find(into.begin(), into.end(), x) == into.end()) into.push_back(std::move(x));
+    };
+    add_new(s.judged.evidence, v.evidence);
+    add_new(s.judged.flags, v.flags);
+    if (!v.review.finding.empty()) s.judged.review = std::move(v.review);  // a review is stored with it
+  } else {
+    const double reward = s.judged.reward, speedup = s.judged.speedup;
+    auto earlier = std::move(s.judged.evidence);
+    s.judged = std::move(v);
+    s.judged.evidence.insert(s.judged.evidence.begin(), earlier.begin(), earlier.end());
+    s.judged.reward = std::min(s.judged.reward, reward);
+    s.judged.speedup = std::min(s.judged.speedup, speedup);
+  }
+  return {};
 }
 
 }  // namespace crucible::runtime

@@ -3,8 +3,9 @@
 // stage S carries the candidate as scored so far (a scored_candidate envelope) and, after it, the pieces a
 // built-in stage's request takes as envelopes of their own (candidate; compile_result; bench_result), so a
 // worker in any language reads what it needs by kind. The benchmark stage's best_seen travels in args.
-// The answer is one envelope: compile_result (compile), bench_result (benchmark), verdict (verify), and for
-// a custom stage a scored_candidate (the candidate, amended) or a verdict (which replaces the verdict).
+// The answer is one envelope: compile_result (compile), bench_result (benchmark), and for a custom stage a
+// verdict or a scored_candidate (whose verdict is read as a second opinion). Verify and the judge stay on
+// the head.
 #include <string>
 
 #include "messages/cluster.hpp"
@@ -26,11 +27,12 @@ work_item encode_stage_work(const std::string& stage, const std::string& role, c
 /// Errors: no scored_candidate envelope, an undecodable one.
 expected<stage_request> decode_stage_work(const work_item& item);
 
-/// Folds a stage's answer (work_result.payload) into `s`: compile -> s.compiled, benchmark -> s.bench,
-/// verify -> s.judged, custom -> s, or, when a custom stage answers with a verdict, a second opinion that
-/// convicts but never acquits (a pass only adds its evidence and its review, if any; any other outcome
-/// replaces the verdict, the earlier evidence kept). Errors: a result that is not ok (its error text), no
-/// payload, an envelope of the wrong kind for the stage.
+/// Folds a stage's answer from a node (work_result.payload) into `s`: compile -> s.compiled, benchmark ->
+/// s.bench. A custom stage's answer (a verdict, or a scored_candidate of which only the verdict is read) is a
+/// second opinion that convicts but never acquits and never pays more: a pass only adds its evidence, flags
+/// and review; any other outcome replaces the verdict, the earlier evidence kept, at no more reward or
+/// speedup than before. Errors: a stage that gives verdicts (verify, judge: made on the head, never taken
+/// from the wire), a result that is not ok (its error text), no payload, an envelope of the wrong kind.
 status apply_stage_result(const std::string& stage, const work_result& result, scored_candidate& s);
 
 }  // namespace crucible::runtime

@@ -71,9 +71,13 @@ TEST(TrainDryRun, TheDefaultConfigIsOneProcess) {
 TEST(TrainDryRun, WarningsAndErrorsOfAConfigThatWouldNotRun) {
   // A stage nobody serves is a warning in the plan; a task that does not exist ends with exit code 2.
   auto r = crucible("train --config " + cluster_yaml +
-                    " --dry-run --set 'cluster.node_roles={compiler: 1, benchmarker: 1, verifier: 0}'");
+                    " --dry-run --set 'cluster.node_roles={compiler: 1, benchmarker: 0}'");
   EXPECT_EQ(r.exit_code, 0) << r.out;
-  EXPECT_TRUE(contains(r.out, "#   - pipeline stage 'verify' has no verifier")) << r.out;
+  EXPECT_TRUE(contains(r.out, "#   - pipeline stage 'benchmark' has no benchmarker")) << r.out;
+  // Verify without a verifier on the head cannot start, nodes or not: verdicts are the head's.
+  r = crucible("train --config " + cluster_yaml + " --dry-run --set roles.verifier=0");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, "its verdicts are made on the head: no node may serve it")) << r.out;
   r = crucible("train --config " + cluster_yaml + " --dry-run --set tasks.include=[no_such_task]");
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_TRUE(contains(r.out, "crucible train: tasks.include: no task named 'no_such_task'")) << r.out;

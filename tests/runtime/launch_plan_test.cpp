@@ -277,16 +277,17 @@ TEST(PlacementPlan, OneHeadAndTwoNodesOfTheClusterConfig) {
   EXPECT_TRUE(plan.warnings.empty()) << all_warnings(plan);
   EXPECT_FALSE(plan.curve);
   EXPECT_EQ(plan.join, "tcp://headbox:5555");
-  ASSERT_EQ(plan.head.actors.size(), 4u);
+  ASSERT_EQ(plan.head.actors.size(), 5u);
   EXPECT_EQ(plan.head.actors[0].role, "conductor");
   EXPECT_EQ(plan.head.actors[1].role, "generator");
   EXPECT_EQ(plan.head.actors[2].role, "replay_buffer");
   EXPECT_EQ(plan.head.actors[3].role, "learner");
+  EXPECT_EQ(plan.head.actors[4].role, "verifier");  // verdicts are made on the head
   ASSERT_EQ(plan.nodes.size(), 2u);
   for (const auto& n : plan.nodes) {
     EXPECT_EQ(n.role, process_role::node);
     EXPECT_EQ(n.procid, -1);
-    ASSERT_EQ(n.actors.size(), 3u);
+    ASSERT_EQ(n.actors.size(), 2u);
     EXPECT_EQ(n.actors[0].role, "benchmarker");
     EXPECT_EQ(n.actors[1].role, "compiler");
     EXPECT_EQ(n.actors[1].count, 2);
@@ -303,18 +304,17 @@ TEST(PlacementPlan, OneHeadAndTwoNodesOfTheClusterConfig) {
       "  generator       x1   cpu\n"
       "  replay_buffer   x1   cpu\n"
       "  learner         x1   cpu\n"
+      "  verifier        x1   cpu\n"
       "node 1 (crucible node --join tcp://headbox:5555):\n"
       "  benchmarker     x1   cpu\n"
       "  compiler        x2   cpu\n"
-      "  verifier        x1   cpu\n"
       "node 2 (crucible node --join tcp://headbox:5555):\n"
       "  benchmarker     x1   cpu\n"
       "  compiler        x2   cpu\n"
-      "  verifier        x1   cpu\n"
       "pipeline:\n"
       "  compile    compiler      head x0, nodes x4\n"
       "  benchmark  benchmarker   head x0, nodes x2\n"
-      "  verify     verifier      head x0, nodes x2\n"
+      "  verify     verifier      head x1, nodes x0\n"
       "warnings: none\n";
   EXPECT_EQ(text, expected);
 }
@@ -351,8 +351,7 @@ TEST(PlacementPlan, CudaNodesWithTwoDevicesEachUnderSlurm) {
   EXPECT_NE(text.find("  benchmarker     x1   cuda:0\n"), std::string::npos) << text;  // the head's own
   EXPECT_NE(text.find("node 2 (task 2 on gpu03, node id gpu03-0; GPUs from CUDA_VISIBLE_DEVICES=0,1):\n"
                       "  benchmarker     x2   cuda:0, cuda:1\n"
-                      "  compiler        x2   cpu\n"
-                      "  verifier        x1   cpu\n"),
+                      "  compiler        x2   cpu\n"),
             std::string::npos)
       << text;
   EXPECT_NE(text.find("  benchmark  benchmarker   head x1, nodes x4\n"), std::string::npos) << text;
@@ -392,7 +391,7 @@ TEST(PlacementPlan, WarningsThatMatter) {
     return plan_placement(cfg, li ? *li : launch_info{});
   };
   // A stage nobody serves.
-  auto p = plan_of(cluster_config({"cluster.node_roles={compiler: 1, benchmarker: 1, verifier: 0}"}));
+  auto p = plan_of(cluster_config({"roles.verifier=0"}));
   EXPECT_TRUE(has_warning(p, "pipeline stage 'verify' has no verifier")) << all_warnings(p);
   p = plan_of(cluster_config({"cluster.nodes=0"}));
   EXPECT_TRUE(has_warning(p, "no node is planned")) << all_warnings(p);
@@ -418,8 +417,8 @@ TEST(PlacementPlan, WarningsThatMatter) {
   p = plan_of(cluster_config({"target=cuda", "cluster.node_roles.benchmarker=3", "cuda.devices=[0, 1]"}));
   EXPECT_TRUE(has_warning(p, "nodes: 3 benchmarkers on 2 GPU(s)")) << all_warnings(p);
   // Node roles the head never uses, or cannot give a node.
-  p = plan_of(cluster_config({"cluster.node_roles.judge=1", "cluster.node_roles.learner=1"}));
-  EXPECT_TRUE(has_warning(p, "no pipeline stage uses role 'judge'")) << all_warnings(p);
+  p = plan_of(cluster_config({"cluster.node_roles.audit=1", "cluster.node_roles.learner=1"}));
+  EXPECT_TRUE(has_warning(p, "no pipeline stage uses role 'audit'")) << all_warnings(p);
   EXPECT_TRUE(has_warning(p, "learner runs on the head only")) << all_warnings(p);
   // A head on loopback that Slurm nodes on other hosts cannot reach.
   p = plan_of(cluster_config({"cluster.listen=tcp://127.0.0.1:5555"}), slurm_env(0, 3, "a[1-3]", "a1"));
@@ -477,7 +476,8 @@ TEST(ClusterConfig, ParsesAndDescribesAHeadWithTwoNodes) {
   EXPECT_EQ(c->cluster.nodes, 2);
   EXPECT_EQ(c->roles.at("compiler"), 0);
   EXPECT_EQ(c->roles.at("benchmarker"), 0);
-  EXPECT_EQ(c->roles.at("verifier"), 0);
+  EXPECT_EQ(c->roles.at("verifier"), 1) << "verdicts are made on the head";
+  EXPECT_EQ(c->cluster.node_roles.count("verifier"), 0u);
   EXPECT_EQ(c->cluster.node_roles.at("benchmarker"), 1);
   EXPECT_TRUE(c->cluster.secret_key.empty());
   // The GPU variant its comments describe parses too, and round-trips through to_yaml.

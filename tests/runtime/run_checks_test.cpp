@@ -46,9 +46,12 @@ TEST(RunChecks, SingletonRolesAreExactlyOne) {
   EXPECT_NE(why(with({"roles.generator=0"})).find("roles.generator: expected >= 1"), std::string::npos);
 }
 
-TEST(RunChecks, WithAClusterNodesMayServeTheStages) {
-  EXPECT_EQ(why(with({"roles.verifier=0", "cluster.listen=tcp://127.0.0.1:5555"})), "");
-  EXPECT_NE(why(with({"roles.verifier=0"})).find("there is no cluster to serve it"), std::string::npos);
+TEST(RunChecks, WithAClusterNodesMayServeTheStagesButNotTheVerdicts) {
+  EXPECT_EQ(why(with({"roles.benchmarker=0", "cluster.listen=tcp://127.0.0.1:5555"})), "");
+  EXPECT_NE(why(with({"roles.benchmarker=0"})).find("there is no cluster to serve it"), std::string::npos);
+  EXPECT_NE(why(with({"roles.verifier=0", "cluster.listen=tcp://127.0.0.1:5555"}))
+                .find("its verdicts are made on the head: no node may serve it"),
+            std::string::npos);
 }
 
 TEST(RunChecks, AHeadWithoutKeysMayNotListenOnAnotherInterface) {

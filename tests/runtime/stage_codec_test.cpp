@@ -19,6 +19,7 @@ scored_candidate sample() {
   s.bench.speedup_vs_eager = 1.7;
   s.judged.outcome = "pass";
   s.judged.evidence = {"verifier: clean"};
+  s.judged.speedup = s.judged.reward = s.reward = 1.7;
   return s;
 }
 
@@ -108,14 +109,14 @@ TEST(StageCodec, ASecondOpinionConvictsButNeverAcquits) {
   EXPECT_EQ(t.judged.flags, hack.flags);
   EXPECT_EQ(t.judged.evidence.front(), "verifier: clean") << "earlier evidence kept";
 
-  // A pass that carries a review (a remote judge that upheld the verdict) stores the review with it.
+  // A pass that carries a review (a remote custom reviewer that upheld the verdict) stores the review.
   auto w = sample();
   verdict reviewed = pass;
   reviewed.review.finding = "upheld";
   reviewed.review.reasoning = "nothing similar";
   work_result rv;
   rv.payload.push_back(encode_embedded(reviewed));
-  ASSERT_TRUE(apply_stage_result("judge", rv, w));
+  ASSERT_TRUE(apply_stage_result("audit", rv, w));
   EXPECT_EQ(w.judged.outcome, "pass");
   EXPECT_EQ(w.judged.review.finding, "upheld");
   EXPECT_EQ(w.judged.review.reasoning, "nothing similar");
@@ -126,7 +127,57 @@ TEST(StageCodec, ASecondOpinionConvictsButNeverAcquits) {
   a.payload.push_back(encode_embedded(amended));
   auto u = sample();
   ASSERT_TRUE(apply_stage_result("custom_stage", a, u));
-  EXPECT_EQ(u.judged.evidence.back(), "custom: looked");
+  EXPECT_EQ(u.judged.evidence, (std::vector<std::string>{"verifier: clean", "custom: looked"}))
+      << "the echoed evidence is not added twice";
+}
+
+// What the head measured or decided is never taken from the wire: a node's answer to a custom stage cannot
+// raise a speedup or a reward, and a node's verdict for verify or the judge is refused outright.
+TEST(StageCodec, ANodeCannotForgeWhatTheHeadMeasuredOrDecided) {
+  const auto honest = sample();
+  scored_candidate forged = honest;
+  forged.bench.speedup_vs_eager = 9999;
+  forged.bench.timing.candidate_ms_median = 0.001;
+  forged.compiled.ok = !honest.compiled.ok;
+  forged.judged.speedup = 9999;
+  forged.judged.reward = 9999;
+  forged.reward = 9999;
+  work_result a;
+  a.payload.push_back(encode_embedded(forged));
+  auto s = honest;
+  ASSERT_TRUE(apply_stage_result("custom_stage", a, s));
+  EXPECT_EQ(s.bench.speedup_vs_eager, honest.bench.speedup_vs_eager);
+  EXPECT_EQ(s.bench.timing.candidate_ms_median, honest.bench.timing.candidate_ms_median);
+  EXPECT_EQ(s.compiled.ok, honest.compiled.ok);
+  EXPECT_EQ(s.judged.speedup, honest.judged.speedup);
+  EXPECT_EQ(s.judged.reward, honest.judged.reward);
+  EXPECT_EQ(s.reward, honest.reward);
+
+  // A conviction that claims more than the candidate had: convicted, at no more than before.
+  verdict greedy;
+  greedy.outcome = "hack";
+  greedy.reward = 50;
+  greedy.speedup = 50;
+  work_result g;
+  g.payload.push_back(encode_embedded(greedy));
+  auto t = honest;
+  ASSERT_TRUE(apply_stage_result("custom_stage", g, t));
+  EXPECT_EQ(t.judged.outcome, "hack");
+  EXPECT_LE(t.judged.reward, honest.judged.reward);
+  EXPECT_LE(t.judged.speedup, honest.judged.speedup);
+
+  verdict pass;
+  pass.outcome = "pass";
+  pass.speedup = pass.reward = 9999;
+  work_result p;
+  p.payload.push_back(encode_embedded(pass));
+  for (const char* stage : {"verify", "judge"}) {
+    auto v = honest;
+    auto st = apply_stage_result(stage, p, v);
+    ASSERT_FALSE(st) << stage;
+    EXPECT_NE(st.message().find("made on the head"), std::string::npos) << st.message();
+    EXPECT_EQ(v.judged.reward, honest.judged.reward);
+  }
 }
 
 }  // namespace

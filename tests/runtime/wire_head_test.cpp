@@ -84,6 +84,7 @@ TEST(WireHead, RefusesAnotherProtocolAnUnknownRoleAndAnEmptyId) {
 TEST(WireHead, RefusesCapacitiesDevicesAndRolesThatDoNotAddUp) {
   auto opt = fast_head_options();
   opt.max_capacity = 8;
+  opt.head_only_roles = {"verifier", "judge"};  // as the gateway sets them: verdicts are the head's
   auto head = start_head(opt);
   raw_peer raw(head->endpoint());
   peer_ready r;
@@ -94,6 +95,8 @@ TEST(WireHead, RefusesCapacitiesDevicesAndRolesThatDoNotAddUp) {
       {{{"compiler", 0, -1}}, "capacity 0"},
       {{{"benchmarker", 1, 1}}, "names device 1 of 1 it brings"},
       {{{"compiler", 1, -1}, {"compiler", 2, -1}}, "offered twice"},
+      {{{"compiler", 1, -1}, {"verifier", 1, -1}}, "role 'verifier' gives verdicts"},
+      {{{"judge", 1, -1}}, "role 'judge' gives verdicts"},
   };
   for (const auto& [roles, why] : bad) {
     r.roles = roles;
@@ -104,7 +107,7 @@ TEST(WireHead, RefusesCapacitiesDevicesAndRolesThatDoNotAddUp) {
     EXPECT_NE(ack->reason.find(why), std::string::npos) << ack->reason;
   }
   EXPECT_TRUE(head->peers().empty());
-  EXPECT_EQ(head->counters().refused, 4u);
+  EXPECT_EQ(head->counters().refused, 6u);
   r.roles = {{"benchmarker", 8, 0}};  // the most it may offer, on the device it brings
   raw.send(r);
   auto ack = raw.recv_as<peer_registered>(2s);

@@ -8,6 +8,7 @@
 #include "policies/program_policy.hpp"
 #include "runtime/actor_failures.hpp"
 #include "runtime/checkpoints.hpp"
+#include "runtime/fail_points.hpp"
 #include "runtime/metrics_log.hpp"
 
 namespace crucible::actors {
@@ -96,6 +97,7 @@ void train(learner_actor* self, const runtime::role_context& ctx, const group_ba
   auto m = measure(self, ctx, last, *stats);
   self->state.pending.clear();
   runtime::append_metrics(ctx.run->path("metrics.jsonl"), m);
+  runtime::fail_point("learner.step");
   double elapsed = ctx.run->elapsed_s();
   double rate = elapsed > 0
                     ? static_cast<double>(last.candidates_total - self->state.candidates_at_start) / elapsed
@@ -159,6 +161,17 @@ caf::behavior learner(learner_actor* self, runtime::role_context ctx) {
       self->state.wall_offset = c->wall_s;
       spdlog::info("learner: resumed at step {} (policy v{})", c->step, c->policy_version);
     }
+    // The steps after the checkpoint are trained again (their groups are queued again by the replay buffer):
+    // their old lines go aside, so metrics.jsonl has one line per step.
+    auto moved = runtime::roll_back_metrics(ctx.run->path("metrics.jsonl"), self->state.step,
+                                            ctx.run->path("metrics.rolled_back.jsonl"));
+    if (!moved)
+      spdlog::error("learner: {}", moved.message());
+    else if (*moved > 0)
+      spdlog::info(
+          "learner: {} metric lines after step {} moved to metrics.rolled_back.jsonl (their training "
+          "was not checkpointed and is done again)",
+          *moved, self->state.step);
   }
   publish(self, ctx);
   self->send(ctx.supervisor, pool_atom::value);  // subscribe to pools: we need the replay buffer

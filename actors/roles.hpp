@@ -27,7 +27,9 @@ caf::actor spawn_verifier(caf::actor_system& sys, const runtime::role_context& c
 /// the verifier's verdicts and reviews passing outliers against them (judged.review).
 caf::actor spawn_judge(caf::actor_system& sys, const runtime::role_context& ctx);
 
-/// (insert_atom, scored_group) -> int64_t newly stored; (exemplar_atom, prompt) -> prompt with exemplars;
+/// (insert_atom, scored_group) -> int64_t newly stored; (record_atom, scored_group with stages) -> int64_t
+/// members recorded in flight; (restore_atom) -> group_batch of the groups in flight, with the run's bests;
+/// (exemplar_atom, prompt) -> prompt with exemplars;
 /// (groups_atom, int64_t learner_version, int32_t n) -> group_batch; (status_atom) -> status_report.
 caf::actor spawn_replay_buffer(caf::actor_system& sys, const runtime::role_context& ctx);
 
@@ -35,7 +37,9 @@ caf::actor spawn_replay_buffer(caf::actor_system& sys, const runtime::role_conte
 /// checkpoints; (checkpoint_atom) -> int64_t step checkpointed; (status_atom) -> status_report.
 caf::actor spawn_learner(caf::actor_system& sys, const runtime::role_context& ctx);
 
-/// Drives groups through the pipeline; (stop_atom, double grace_s) -> status_report once drained;
+/// Drives groups through the pipeline (runtime/pipeline_ledger decides, the replay buffer records each
+/// candidate from generation on, and groups left in flight by an earlier process are resumed first);
+/// (stop_atom, double grace_s) -> status_report once drained;
 /// (status_atom) -> status_report.
 caf::actor spawn_conductor(caf::actor_system& sys, const runtime::role_context& ctx);
 

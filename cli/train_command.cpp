@@ -22,6 +22,7 @@
 #include "runtime/logging.hpp"
 #include "runtime/node_session.hpp"
 #include "runtime/plugin_loader.hpp"
+#include "runtime/replay_store.hpp"
 #include "runtime/run_checks.hpp"
 #include "runtime/run_context.hpp"
 #include "runtime/train_session.hpp"
@@ -190,6 +191,20 @@ int train_command(const train_args& args) {
     // run.max_minutes.
     auto ck = runtime::load_latest_checkpoint(args.resume_dir + "/checkpoints");
     if (ck && ck->step >= cfg->run.max_steps) {
+      // What was in flight when it ended is not trained on any more; it is stored as abandoned, not left
+      // pending.
+      std::string db = args.resume_dir + "/replay.sqlite";
+      auto store = std::filesystem::exists(db) ? runtime::replay_store::open(db, {}, 0)
+                                               : expected<runtime::replay_store>(make_error("no " + db));
+      auto abandoned = store ? store->abandon_in_flight("the run had reached run.max_steps when it ended")
+                             : expected<int64_t>(int64_t{0});
+      if (!abandoned) {
+        std::cerr << "crucible train: " << abandoned.message() << "\n";
+        return 2;
+      }
+      if (*abandoned > 0)
+        std::printf("crucible train: %lld candidates in flight when the run ended are stored as abandoned\n",
+                    static_cast<long long>(*abandoned));
       std::printf(
           "crucible train: the run in %s already reached run.max_steps (%lld) at its checkpoint of step "
           "%lld; "
@@ -251,6 +266,10 @@ int train_command(const train_args& args) {
       static_cast<long long>(summary->steps), summary->wall_s, static_cast<long long>(c.candidates_generated),
       static_cast<long long>(c.candidates_scored), static_cast<long long>(c.candidates_abandoned),
       static_cast<long long>(c.candidates_in_flight), static_cast<long long>(c.redispatched));
+  if (c.candidates_resumed > 0)
+    std::printf(
+        "(of the candidates generated, %lld taken over from the run it resumes, in flight when it ended)\n",
+        static_cast<long long>(c.candidates_resumed));
   size_t faster = 0;
   for (const auto& [task, s] : c.speedup_best) faster += s > 1.0;
   std::printf("best verified speedup vs LibTorch eager (%zu of %zu tasks faster):\n", faster,

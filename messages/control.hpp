@@ -62,6 +62,7 @@ struct status_report {
   int64_t candidates_in_flight = 0;
   int64_t candidates_abandoned = 0;  ///< unfinished when a stop's grace period ran out; stored as "abandoned"
   int64_t redispatched = 0;
+  int64_t candidates_resumed = 0;  ///< in flight when the run this one resumes ended; taken over (and generated)
   double candidates_per_s = 0.0;
   double reward_mean = 0.0;
   double staleness_mean = 0.0;
@@ -76,7 +77,7 @@ struct status_report {
   std::map<std::string, int64_t> rejected;
   MSGPACK_DEFINE_MAP(step, policy_version, candidates_generated, candidates_scored, candidates_in_flight,
                      candidates_abandoned, redispatched, candidates_per_s, reward_mean, staleness_mean,
-                     speedup_best, roles, wall_s, nodes, error, rejected);
+                     speedup_best, roles, wall_s, nodes, error, rejected, candidates_resumed);
 };
 
 }  // namespace crucible

@@ -29,7 +29,10 @@ struct scored_group {
   std::vector<scored_candidate> members;
   double created_unix = 0.0;
   bool partial = false;  ///< cut short by a stop: stored for the record, never trained on
-  MSGPACK_DEFINE_MAP(group_id, task, policy_version, members, created_unix, partial);
+  /// While the group is in flight (recorded, not yet stored): the stage each member is to run next, or
+  /// "scored". Empty once the group is stored.
+  std::vector<std::string> stages;
+  MSGPACK_DEFINE_MAP(group_id, task, policy_version, members, created_unix, partial, stages);
 };
 
 /// Groups handed to the learner, all within the staleness bound of `learner_version`.

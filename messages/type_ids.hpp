@@ -91,4 +91,8 @@ CAF_ADD_ATOM(crucible, crucible, scale_atom, "scale")
 CAF_ADD_ATOM(crucible, crucible, remote_atom, "remote")
 CAF_ADD_ATOM(crucible, crucible, wire_atom, "wire")
 
+// The pipeline ledger's persistence (runtime/pipeline_ledger, runtime/replay_store), appended likewise.
+CAF_ADD_ATOM(crucible, crucible, record_atom, "record")
+CAF_ADD_ATOM(crucible, crucible, restore_atom, "restore")
+
 CAF_END_TYPE_ID_BLOCK(crucible)

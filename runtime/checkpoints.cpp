@@ -7,6 +7,8 @@
 #include <iterator>
 #include <sstream>
 
+#include "runtime/fail_points.hpp"
+
 namespace crucible::runtime {
 
 namespace fs = std::filesystem;
@@ -26,6 +28,7 @@ status save_checkpoint(const std::string& dir, const checkpoint& c, int keep) {
   }
   fs::rename(tmp, fs::path(dir) / name, ec);
   if (ec) return make_error("cannot publish checkpoint " + std::string(name) + ": " + ec.message());
+  fail_point("checkpoint.written");  // killed here, LATEST still names the checkpoint before
   {
     std::ofstream latest(fs::path(dir) / "LATEST.tmp");
     latest << name << '\n';

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <vector>
 
 #include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
@@ -26,6 +28,37 @@ std::string to_json_line(const step_metrics& m) {
   j["entropy"] = m.entropy;
   j["speedup_best"] = m.speedup_best;
   return j.dump();
+}
+
+expected<int64_t> roll_back_metrics(const std::string& path, int64_t after_step,
+                                    const std::string& aside_path) {
+  std::ifstream in(path);
+  if (!in) return int64_t{0};  // no step was logged yet
+  std::vector<std::string> keep, moved;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty()) continue;
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    bool kept = !j.is_discarded() && j.is_object() && j.contains("step") && j["step"].is_number_integer() &&
+                j["step"].get<int64_t>() <= after_step;
+    (kept ? keep : moved).push_back(line);
+  }
+  in.close();
+  if (moved.empty()) return int64_t{0};
+  {
+    std::ofstream aside(aside_path, std::ios::app);
+    for (const auto& line : moved) aside << line << '\n';
+    if (!aside) return make_error("cannot write " + aside_path);
+  }
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    for (const auto& line : keep) out << line << '\n';
+    if (!out) return make_error("cannot write " + tmp);
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) return make_error("cannot replace " + path + ": " + ec.message());
+  return static_cast<int64_t>(moved.size());
 }
 
 bool append_metrics(const std::string& path, const step_metrics& m) {

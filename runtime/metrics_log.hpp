@@ -5,6 +5,8 @@
 #include <map>
 #include <string>
 
+#include "messages/expected.hpp"
+
 namespace crucible::runtime {
 
 struct step_metrics {
@@ -28,6 +30,12 @@ std::string to_json_line(const step_metrics& m);
 
 /// Appends one line to `path`. Returns false (and logs) when the file cannot be written.
 bool append_metrics(const std::string& path, const step_metrics& m);
+
+/// A resumed run continues from its checkpoint's step: the lines of later steps describe training whose
+/// weights were lost, and the resumed learner writes those steps again. They (and a line torn by the kill)
+/// move from `path` to `aside_path`, so each step has one line. Returns the lines moved.
+expected<int64_t> roll_back_metrics(const std::string& path, int64_t after_step,
+                                    const std::string& aside_path);
 
 /// The one-line terminal summary of a step.
 std::string progress_line(const step_metrics& m, double candidates_per_s, size_t tasks_total);

@@ -8,6 +8,7 @@
 #include <sqlite3.h>
 
 #include "messages/envelope.hpp"
+#include "runtime/fail_points.hpp"
 
 namespace crucible::runtime {
 namespace {
@@ -57,7 +58,8 @@ CREATE TABLE IF NOT EXISTS candidates (
   speedup REAL,
   reward REAL,
   created REAL,
-  record BLOB NOT NULL
+  record BLOB NOT NULL,
+  stage TEXT
 );
 CREATE INDEX IF NOT EXISTS candidates_by_task ON candidates(task, outcome);
 CREATE INDEX IF NOT EXISTS candidates_by_group ON candidates(group_id);
@@ -80,6 +82,7 @@ replay_store::replay_store(replay_store&& o) noexcept
     : db_(o.db_),
       options_(std::move(o.options_)),
       rng_(o.rng_),
+      untrained_(o.untrained_),
       by_task_bucket_(std::move(o.by_task_bucket_)),
       pending_(std::move(o.pending_)),
       best_(std::move(o.best_)),
@@ -113,6 +116,9 @@ expected<replay_store> replay_store::open(const std::string& path, replay_option
   for (const char* pragma : {"PRAGMA journal_mode=WAL;", "PRAGMA synchronous=NORMAL;"})
     if (auto st = store.exec(pragma); !st) return st.err();
   if (auto st = store.exec(schema); !st) return st.err();
+  if (auto st = store.migrate(); !st) return st.err();
+  if (store.options_.untrain_from_version >= 0)
+    if (auto st = store.untrain(store.options_.untrain_from_version); !st) return st.err();
   if (auto st = store.load(); !st) return st.err();
   return store;
 }
@@ -122,8 +128,28 @@ int replay_store::bucket_of(double speedup) const {
   return static_cast<int>(std::upper_bound(e.begin(), e.end(), speedup) - e.begin());
 }
 
+// A database written before candidates had a stage gets the column (a run resumed across the upgrade).
+status replay_store::migrate() {
+  statement cols(db_, "PRAGMA table_info(candidates)");
+  while (cols && sqlite3_step(cols.s) == SQLITE_ROW)
+    if (column_text(cols.s, 1) == "stage") return {};
+  return exec("ALTER TABLE candidates ADD COLUMN stage TEXT;");
+}
+
+status replay_store::untrain(int64_t from_version) {
+  statement back(db_,
+                 "UPDATE groups SET state = 'pending', trained_version = NULL WHERE state IN ('taken', "
+                 "'trained', 'stale') AND trained_version >= ?");
+  if (!back) return make_error(std::string("replay database: ") + sqlite3_errmsg(db_));
+  back.integer(1, from_version);
+  if (sqlite3_step(back.s) != SQLITE_DONE)
+    return make_error(std::string("replay database: queuing groups again: ") + sqlite3_errmsg(db_));
+  untrained_ = sqlite3_changes(db_);
+  return {};
+}
+
 status replay_store::load() {
-  statement count(db_, "SELECT COUNT(*) FROM candidates");
+  statement count(db_, "SELECT COUNT(*) FROM candidates WHERE outcome != 'pending'");
   if (count && sqlite3_step(count.s) == SQLITE_ROW) candidates_total_ = sqlite3_column_int64(count.s, 0);
   statement passed(db_, "SELECT id, task, program, speedup, record FROM candidates WHERE outcome = 'pass'");
   if (!passed) return make_error(std::string("replay database: ") + sqlite3_errmsg(db_));
@@ -158,19 +184,20 @@ status replay_store::load() {
 
 expected<replay_store::insert_result> replay_store::insert(const scored_group& group) {
   insert_result result;
-  {
-    statement seen(db_, "SELECT 1 FROM groups WHERE group_id = ?");
-    seen.text(1, group.group_id);
-    if (sqlite3_step(seen.s) == SQLITE_ROW) {
-      result.duplicates = static_cast<int64_t>(group.members.size());
-      return result;
-    }
+  if (auto state = group_state(group.group_id); !state.empty() && state != "in_flight") {
+    result.duplicates = static_cast<int64_t>(group.members.size());
+    return result;
   }
   if (auto st = exec("BEGIN IMMEDIATE;"); !st) return st.err();
+  // A member recorded as pending is replaced by its scored record; one already scored is kept.
   statement ins(
       db_,
-      "INSERT OR IGNORE INTO candidates (id, group_id, task, content_hash, policy_version, program, "
-      "outcome, flags, speedup, reward, created, record) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
+      "INSERT INTO candidates (id, group_id, task, content_hash, policy_version, program, outcome, flags, "
+      "speedup, reward, created, record, stage) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,NULL) ON CONFLICT(id) DO "
+      "UPDATE SET group_id = excluded.group_id, task = excluded.task, content_hash = excluded.content_hash, "
+      "policy_version = excluded.policy_version, program = excluded.program, outcome = excluded.outcome, "
+      "flags = excluded.flags, speedup = excluded.speedup, reward = excluded.reward, record = "
+      "excluded.record, stage = NULL WHERE candidates.outcome = 'pending'");
   std::vector<const scored_candidate*> fresh;
   for (const auto& m : group.members) {
     sqlite3_reset(ins.s);
@@ -198,8 +225,11 @@ expected<replay_store::insert_result> replay_store::insert(const scored_group& g
       ++result.duplicates;
     }
   }
+  fail_point("replay.insert");  // a kill here, mid-transaction, must leave the group in flight
   statement grp(db_,
-                "INSERT INTO groups (group_id, task, policy_version, created, state) VALUES (?,?,?,?,?)");
+                "INSERT INTO groups (group_id, task, policy_version, created, state) VALUES (?,?,?,?,?) ON "
+                "CONFLICT(group_id) DO UPDATE SET policy_version = excluded.policy_version, created = "
+                "excluded.created, state = excluded.state WHERE groups.state = 'in_flight'");
   grp.text(1, group.group_id);
   grp.text(2, group.task);
   grp.integer(3, group.policy_version);
@@ -220,6 +250,101 @@ expected<replay_store::insert_result> replay_store::insert(const scored_group& g
   }
   if (!group.partial) pending_.push_back(group);
   return result;
+}
+
+std::string replay_store::group_state(const std::string& group_id) const {
+  statement seen(db_, "SELECT state FROM groups WHERE group_id = ?");
+  seen.text(1, group_id);
+  return seen && sqlite3_step(seen.s) == SQLITE_ROW ? column_text(seen.s, 0) : std::string();
+}
+
+expected<int64_t> replay_store::record(const scored_group& group) {
+  if (auto state = group_state(group.group_id); !state.empty() && state != "in_flight") return int64_t{0};
+  if (auto st = exec("BEGIN IMMEDIATE;"); !st) return st.err();
+  auto fail = [&](const std::string& what) -> expected<int64_t> {
+    std::string msg = sqlite3_errmsg(db_);
+    exec("ROLLBACK;");
+    return make_error("replay database: recording " + what + ": " + msg);
+  };
+  {
+    statement grp(db_,
+                  "INSERT OR IGNORE INTO groups (group_id, task, policy_version, created, state) VALUES "
+                  "(?,?,?,?,'in_flight')");
+    grp.text(1, group.group_id);
+    grp.text(2, group.task);
+    grp.integer(3, group.policy_version);
+    grp.real(4, group.created_unix);
+    if (sqlite3_step(grp.s) != SQLITE_DONE) return fail("group " + group.group_id);
+  }
+  statement ins(db_,
+                "INSERT INTO candidates (id, group_id, task, content_hash, policy_version, program, outcome, "
+                "flags, speedup, reward, created, record, stage) VALUES (?,?,?,?,?,?,'pending','',0,0,?,?,?) "
+                "ON CONFLICT(id) DO UPDATE SET record = excluded.record, stage = excluded.stage WHERE "
+                "candidates.outcome = 'pending'");
+  int64_t written = 0;
+  for (size_t i = 0; i < group.members.size(); ++i) {
+    const auto& m = group.members[i];
+    sqlite3_reset(ins.s);
+    ins.text(1, m.cand.id);
+    ins.text(2, group.group_id);
+    ins.text(3, group.task);
+    ins.text(4, m.cand.content_hash);
+    ins.integer(5, m.cand.policy_version);
+    ins.text(6, m.cand.program);
+    ins.real(7, m.cand.created_unix);
+    ins.blob(8, encode(m));
+    ins.text(9, i < group.stages.size() ? group.stages[i] : std::string());
+    if (sqlite3_step(ins.s) != SQLITE_DONE) return fail("candidate " + m.cand.id);
+    written += sqlite3_changes(db_);
+  }
+  fail_point("replay.record");  // a kill here, mid-transaction, must leave the database as it was
+  if (auto st = exec("COMMIT;"); !st) return st.err();
+  return written;
+}
+
+std::vector<scored_group> replay_store::in_flight() const {
+  std::vector<scored_group> out;
+  statement groups(db_,
+                   "SELECT group_id, task, policy_version, created FROM groups WHERE state = 'in_flight' "
+                   "ORDER BY created, group_id");
+  while (groups && sqlite3_step(groups.s) == SQLITE_ROW) {
+    scored_group g;
+    g.group_id = column_text(groups.s, 0);
+    g.task = column_text(groups.s, 1);
+    g.policy_version = sqlite3_column_int64(groups.s, 2);
+    g.created_unix = sqlite3_column_double(groups.s, 3);
+    // Generation order: a member's row keeps its rowid when it is recorded again.
+    statement members(db_, "SELECT record, stage FROM candidates WHERE group_id = ? ORDER BY rowid");
+    members.text(1, g.group_id);
+    while (sqlite3_step(members.s) == SQLITE_ROW)
+      if (auto rec = decode_as<scored_candidate>(column_blob(members.s, 0))) {
+        g.members.push_back(std::move(*rec));
+        g.stages.push_back(column_text(members.s, 1));
+      }
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
+expected<int64_t> replay_store::abandon_in_flight(const std::string& why) {
+  int64_t abandoned = 0;
+  for (auto& g : in_flight()) {
+    for (size_t i = 0; i < g.members.size(); ++i) {
+      auto& m = g.members[i];
+      if (g.stages[i] == "scored") {
+        m.reward = m.judged.reward;
+        continue;
+      }
+      m.judged = kernels::abandoned_verdict(m.cand.id, m.cand.content_hash, g.stages[i]);
+      m.judged.evidence.push_back(why);
+      m.reward = 0.0;
+      ++abandoned;
+    }
+    g.stages.clear();
+    g.partial = true;
+    if (auto r = insert(g); !r) return r.err();
+  }
+  return abandoned;
 }
 
 std::vector<exemplar> replay_store::exemplars(const std::string& task, int k) {
@@ -262,6 +387,12 @@ group_batch replay_store::take_groups(int64_t learner_version, int n) {
     sqlite3_step(mark.s);
   };
   exec("BEGIN;");
+  {
+    // What the learner took at an older version, it has trained on: it trains before it moves on.
+    statement done(db_, "UPDATE groups SET state = 'trained' WHERE state = 'taken' AND trained_version < ?");
+    done.integer(1, learner_version);
+    sqlite3_step(done.s);
+  }
   while (!pending_.empty() && static_cast<int>(batch.groups.size()) < n) {
     scored_group g = std::move(pending_.front());
     pending_.pop_front();
@@ -270,7 +401,7 @@ group_batch replay_store::take_groups(int64_t learner_version, int n) {
       set_state(g.group_id, "stale");
       continue;
     }
-    set_state(g.group_id, "trained");
+    set_state(g.group_id, "taken");
     batch.groups.push_back(std::move(g));
   }
   exec("COMMIT;");

@@ -3,6 +3,11 @@
 // block the writer and a crash loses at most the last transaction), with in-memory indexes for the two hot
 // queries: contrastive exemplars per task, and pending groups for the learner. Reopening a run's database
 // rebuilds the indexes, so --resume continues where the run stopped.
+//
+// A group's life in the database: in_flight (recorded by the conductor as soon as it is generated, its
+// candidates with outcome "pending" and the stage each is at) -> pending (scored, queued for the learner) or
+// partial (cut short by a stop) -> taken (handed to the learner at version V) -> trained (the learner has
+// moved past V, so V's step included it) or stale (too old to train on).
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -22,13 +27,16 @@ struct replay_options {
   std::vector<double> bucket_edges = {0.5, 0.9, 1.1, 1.5, 3.0};
   double temperature = 1.0;
   int64_t max_staleness = 2;
+  /// A resumed run whose learner restarts from the weights of version V: the groups taken at version V or
+  /// later were trained into weights that are lost, so they are queued again (-1: none, a fresh run).
+  int64_t untrain_from_version = -1;
 };
 
 /// One stored group, as a report sees it.
 struct stored_group {
   std::string group_id;
   std::string task;
-  std::string state;  ///< pending | trained | stale | partial
+  std::string state;  ///< in_flight | pending | taken | trained | stale | partial
   int64_t policy_version = 0;
   double created_unix = 0.0;
   double reward_mean = 0.0;
@@ -66,23 +74,41 @@ class replay_store {
   /// or candidate id seen before is ignored, so a re-sent group is never counted twice.
   expected<insert_result> insert(const scored_group& group);
 
+  /// Records a group the conductor works on: each member (as scored so far) with outcome "pending" at the
+  /// stage `group.stages` names. Recording again moves a member on; a member or group already stored as
+  /// scored is left as it is. Returns the members written.
+  expected<int64_t> record(const scored_group& group);
+
+  /// The groups recorded and not stored, each member with the stage it was at (restore after a kill).
+  std::vector<scored_group> in_flight() const;
+
+  /// Stores every in-flight group as partial, its unfinished members as abandoned with `why`; returns them.
+  expected<int64_t> abandon_in_flight(const std::string& why);
+
   /// Up to `k` exemplars for `task` from distinct speedup buckets, buckets drawn by a softmax over their
   /// mean speedups at the configured temperature (CUDA-L1), a candidate drawn uniformly within a bucket.
   std::vector<exemplar> exemplars(const std::string& task, int k);
 
   /// Up to `n` pending groups, oldest first, none older than learner_version - max_staleness; older
-  /// pending groups are marked stale and counted in dropped_stale. Returned groups are marked trained.
+  /// pending groups are marked stale and counted in dropped_stale. Returned groups are marked taken at
+  /// `learner_version`; groups taken at an older version are marked trained (the learner trains what it took
+  /// before it moves to a newer version).
   group_batch take_groups(int64_t learner_version, int n);
 
   int bucket_of(double speedup) const;
   int64_t candidates_total() const { return candidates_total_; }
+  /// Groups queued again at open (untrain_from_version): their training was not in the checkpoint.
+  int64_t untrained() const { return untrained_; }
   size_t pending_groups() const { return pending_.size(); }
   const std::map<std::string, double>& speedup_best() const { return best_; }
 
  private:
   replay_store(sqlite3* db, replay_options options, uint64_t seed);
+  status migrate();
+  status untrain(int64_t from_version);
   status load();
   status exec(const std::string& sql);
+  std::string group_state(const std::string& group_id) const;  ///< "" when the group is not stored
 
   struct indexed {
     std::string id;
@@ -93,6 +119,7 @@ class replay_store {
   sqlite3* db_ = nullptr;
   replay_options options_;
   std::mt19937_64 rng_;
+  int64_t untrained_ = 0;
   std::map<std::string, std::map<int, std::vector<indexed>>> by_task_bucket_;
   std::deque<scored_group> pending_;
   std::map<std::string, double> best_;

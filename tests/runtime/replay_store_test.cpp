@@ -141,6 +141,99 @@ TEST(ReplayStore, PartialGroupsAreStoredButNeverTrainedOn) {
   EXPECT_EQ(store->exemplars("t", 2).size(), 1u);  // its finished, passing member still teaches
 }
 
+std::string group_state(const std::string& db_path, const std::string& gid) {
+  auto summary = replay_store::summarize(db_path);
+  if (!summary) return "?";
+  for (const auto& g : summary->groups)
+    if (g.group_id == gid) return g.state;
+  return "";
+}
+
+TEST(ReplayStore, AGroupRecordedInFlightIsScoredInPlaceAndNeverTwice) {
+  temp_db db;
+  auto store = replay_store::open(db.path(), {}, 1);
+  ASSERT_TRUE(store);
+  auto g = make_group("f", "t", 2, {3.0, 0.0});
+  auto pending = g;
+  for (auto& m : pending.members) m.judged = verdict{};
+  pending.stages = {"benchmark", "compile"};
+  auto rec = store->record(pending);
+  ASSERT_TRUE(rec) << rec.message();
+  EXPECT_EQ(*rec, 2);
+  EXPECT_EQ(store->candidates_total(), 0);  // in flight is not stored-as-scored
+  EXPECT_EQ(group_state(db.path(), "f"), "in_flight");
+  pending.stages = {"verify", "compile"};  // member 0 moved on
+  ASSERT_TRUE(store->record(pending));
+  auto in_flight = store->in_flight();
+  ASSERT_EQ(in_flight.size(), 1u);
+  EXPECT_EQ(in_flight[0].stages, (std::vector<std::string>{"verify", "compile"}));
+  EXPECT_EQ(in_flight[0].members[0].cand.id, "f-0");
+  EXPECT_EQ(in_flight[0].policy_version, 2);
+  auto r = store->insert(g);
+  ASSERT_TRUE(r) << r.message();
+  EXPECT_EQ(r->inserted, 2);
+  EXPECT_EQ(store->candidates_total(), 2);
+  EXPECT_EQ(store->pending_groups(), 1u);
+  EXPECT_TRUE(store->in_flight().empty());
+  EXPECT_EQ(group_state(db.path(), "f"), "pending");
+  // A late progress note or a re-sent group changes nothing now.
+  auto late = store->record(pending);
+  ASSERT_TRUE(late);
+  EXPECT_EQ(*late, 0);
+  EXPECT_EQ(store->insert(g)->duplicates, 2);
+  auto summary = replay_store::summarize(db.path());
+  EXPECT_EQ(summary->outcomes.count("pending"), 0u);
+  EXPECT_DOUBLE_EQ(summary->speedup_best.at("t"), 3.0);
+  // Reopened, the totals count scored candidates only.
+  auto reopened = replay_store::open(db.path(), {}, 1);
+  EXPECT_EQ(reopened->candidates_total(), 2);
+}
+
+TEST(ReplayStore, WhatIsLeftInFlightCanBeStoredAsAbandoned) {
+  temp_db db;
+  auto store = replay_store::open(db.path(), {}, 1);
+  ASSERT_TRUE(store);
+  auto g = make_group("k", "t", 0, {2.0, 1.0});
+  g.members[0].judged.reward = 0.7;
+  g.stages = {"scored", "benchmark"};
+  ASSERT_TRUE(store->record(g));
+  auto n = store->abandon_in_flight("the run ended");
+  ASSERT_TRUE(n) << n.message();
+  EXPECT_EQ(*n, 1);
+  EXPECT_TRUE(store->in_flight().empty());
+  EXPECT_EQ(group_state(db.path(), "k"), "partial");
+  auto summary = replay_store::summarize(db.path());
+  EXPECT_EQ(summary->outcomes.at("pass"), 1);
+  EXPECT_EQ(summary->outcomes.at("abandoned"), 1);
+  EXPECT_EQ(store->pending_groups(), 0u);
+}
+
+TEST(ReplayStore, GroupsAreTakenThenTrainedAndARolledBackLearnerTrainsThemAgain) {
+  temp_db db;
+  {
+    auto store = replay_store::open(db.path(), {}, 1);
+    ASSERT_TRUE(store);
+    for (const char* id : {"a", "b", "c"}) ASSERT_TRUE(store->insert(make_group(id, "t", 0, {1.0})));
+    EXPECT_EQ(store->take_groups(0, 1).groups.size(), 1u);  // a, by v0
+    EXPECT_EQ(group_state(db.path(), "a"), "taken");
+    EXPECT_EQ(store->take_groups(1, 1).groups.size(), 1u);  // b, by v1: a was trained into v1
+    EXPECT_EQ(group_state(db.path(), "a"), "trained");
+    EXPECT_EQ(group_state(db.path(), "b"), "taken");
+  }
+  // The learner resumes from a checkpoint of v1: b's training (into v2) was lost.
+  replay_options resumed;
+  resumed.untrain_from_version = 1;
+  auto store = replay_store::open(db.path(), resumed, 1);
+  ASSERT_TRUE(store);
+  EXPECT_EQ(store->untrained(), 1);
+  EXPECT_EQ(group_state(db.path(), "a"), "trained");
+  EXPECT_EQ(group_state(db.path(), "b"), "pending");
+  EXPECT_EQ(store->pending_groups(), 2u);  // b and c
+  auto batch = store->take_groups(1, 4);
+  ASSERT_EQ(batch.groups.size(), 2u);
+  EXPECT_EQ(batch.groups[0].group_id, "b");
+}
+
 TEST(ReplayStore, UnopenablePathIsAnError) {
   auto store = replay_store::open("/nonexistent-dir/x/replay.sqlite", {}, 1);
   EXPECT_FALSE(store);

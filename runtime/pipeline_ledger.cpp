@@ -381,8 +381,7 @@ ledger_commands pipeline_ledger::restore(std::vector<scored_group> groups,
   return out;
 }
 
-scored_group pipeline_ledger::record_of(const std::string& group_id,
-                                        const std::vector<std::string>& ids) const {
+scored_group pipeline_ledger::header_of(const std::string& group_id) const {
   scored_group sg;
   auto it = groups_.find(group_id);
   if (it == groups_.end()) return sg;
@@ -390,6 +389,14 @@ scored_group pipeline_ledger::record_of(const std::string& group_id,
   sg.task = it->second.task;
   sg.policy_version = it->second.policy_version;
   sg.created_unix = it->second.created_unix;
+  return sg;
+}
+
+scored_group pipeline_ledger::record_of(const std::string& group_id,
+                                        const std::vector<std::string>& ids) const {
+  scored_group sg = header_of(group_id);
+  auto it = groups_.find(group_id);
+  if (it == groups_.end()) return sg;
   for (const auto& id : ids.empty() ? it->second.ids : ids) {
     auto c = cands_.find(id);
     if (c == cands_.end()) continue;
@@ -400,13 +407,9 @@ scored_group pipeline_ledger::record_of(const std::string& group_id,
 }
 
 scored_group pipeline_ledger::group_of(const std::string& group_id, bool partial) const {
-  scored_group sg;
+  scored_group sg = header_of(group_id);
   auto it = groups_.find(group_id);
   if (it == groups_.end()) return sg;
-  sg.group_id = group_id;
-  sg.task = it->second.task;
-  sg.policy_version = it->second.policy_version;
-  sg.created_unix = it->second.created_unix;
   sg.partial = partial;
   for (const auto& id : it->second.ids) sg.members.push_back(cands_.at(id).scored);
   return sg;

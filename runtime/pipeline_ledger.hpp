@@ -134,6 +134,7 @@ class pipeline_ledger {
   };
 
   std::string stage_name(const candidate_entry& c) const;
+  scored_group header_of(const std::string& group_id) const;  ///< id, task, version, time; no members
   void advance(const std::string& id, ledger_commands& out);
   void run_stage(const std::string& id, ledger_commands& out);
   void finish(const std::string& id, ledger_commands& out);

@@ -162,23 +162,9 @@ status replay_store::load() {
     by_task_bucket_[task][bucket_of(e.speedup)].push_back(std::move(e));
   }
   // Groups that were stored but not yet trained on are queued again.
-  statement pending(db_,
-                    "SELECT group_id, task, policy_version, created FROM groups WHERE state = 'pending' "
-                    "ORDER BY created");
-  if (!pending) return make_error(std::string("replay database: ") + sqlite3_errmsg(db_));
-  while (sqlite3_step(pending.s) == SQLITE_ROW) {
-    scored_group g;
-    g.group_id = column_text(pending.s, 0);
-    g.task = column_text(pending.s, 1);
-    g.policy_version = sqlite3_column_int64(pending.s, 2);
-    g.created_unix = sqlite3_column_double(pending.s, 3);
-    statement members(db_, "SELECT record FROM candidates WHERE group_id = ? ORDER BY id");
-    members.text(1, g.group_id);
-    while (sqlite3_step(members.s) == SQLITE_ROW)
-      if (auto rec = decode_as<scored_candidate>(column_blob(members.s, 0)))
-        g.members.push_back(std::move(*rec));
-    pending_.push_back(std::move(g));
-  }
+  auto pending = groups_in("pending");
+  if (!pending) return pending.err();
+  for (auto& g : *pending) pending_.push_back(std::move(g));
   return {};
 }
 
@@ -302,28 +288,36 @@ expected<int64_t> replay_store::record(const scored_group& group) {
   return written;
 }
 
-std::vector<scored_group> replay_store::in_flight() const {
+expected<std::vector<scored_group>> replay_store::groups_in(const char* state) const {
   std::vector<scored_group> out;
   statement groups(db_,
-                   "SELECT group_id, task, policy_version, created FROM groups WHERE state = 'in_flight' "
+                   "SELECT group_id, task, policy_version, created FROM groups WHERE state = ? "
                    "ORDER BY created, group_id");
-  while (groups && sqlite3_step(groups.s) == SQLITE_ROW) {
+  if (!groups) return make_error(std::string("replay database: ") + sqlite3_errmsg(db_));
+  groups.text(1, state);
+  while (sqlite3_step(groups.s) == SQLITE_ROW) {
     scored_group g;
     g.group_id = column_text(groups.s, 0);
     g.task = column_text(groups.s, 1);
     g.policy_version = sqlite3_column_int64(groups.s, 2);
     g.created_unix = sqlite3_column_double(groups.s, 3);
-    // Generation order: a member's row keeps its rowid when it is recorded again.
+    // Generation order: a member's row keeps its rowid when it is recorded again or scored.
     statement members(db_, "SELECT record, stage FROM candidates WHERE group_id = ? ORDER BY rowid");
     members.text(1, g.group_id);
+    bool in_flight = std::string(state) == "in_flight";
     while (sqlite3_step(members.s) == SQLITE_ROW)
       if (auto rec = decode_as<scored_candidate>(column_blob(members.s, 0))) {
         g.members.push_back(std::move(*rec));
-        g.stages.push_back(column_text(members.s, 1));
+        if (in_flight) g.stages.push_back(column_text(members.s, 1));
       }
     out.push_back(std::move(g));
   }
   return out;
+}
+
+std::vector<scored_group> replay_store::in_flight() const {
+  auto groups = groups_in("in_flight");
+  return groups ? std::move(*groups) : std::vector<scored_group>{};
 }
 
 expected<int64_t> replay_store::abandon_in_flight(const std::string& why) {

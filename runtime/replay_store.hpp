@@ -108,7 +108,10 @@ class replay_store {
   status untrain(int64_t from_version);
   status load();
   status exec(const std::string& sql);
-  std::string group_state(const std::string& group_id) const;  ///< "" when the group is not stored
+  std::string group_state(const std::string& group_id) const;
+  /// The groups in `state` with their members (and, in flight, their stages), oldest first.
+  expected<std::vector<scored_group>> groups_in(
+      const char* state) const;  ///< "" when the group is not stored
 
   struct indexed {
     std::string id;

@@ -7,6 +7,7 @@
 // (CRUCIBLE_KILL_SEED, printed with every failure) within the range every run of this size reaches.
 #include <sqlite3.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -106,6 +107,10 @@ const kill_point points[] = {
     {"checkpoint.written", 2},   // mid-checkpoint: the file written, LATEST not yet moved to it
 };
 
+void PrintTo(const kill_point& p, std::ostream* os) {
+  *os << p.name;
+}
+
 unsigned kill_seed() {
   const char* s = std::getenv("CRUCIBLE_KILL_SEED");
   return s ? static_cast<unsigned>(std::strtoul(s, nullptr, 10)) : 20261202u;
@@ -144,6 +149,8 @@ TEST_P(TrainKill, AHeadKilledThereResumesWithEveryCandidateAccountedForOnce) {
   for (const auto& [id, gid] : after.group_of) EXPECT_TRUE(after.group_state.count(gid)) << id;
   int64_t pending_before = 0;
   for (const auto& [id, outcome] : before.outcome) pending_before += outcome == "pending";
+  std::printf("killed at %s: %lld of %zu candidates in flight, %zu metric lines; resumed\n", at.c_str(),
+              static_cast<long long>(pending_before), before.outcome.size(), steps_before.size());
   if (pending_before > 0) {
     EXPECT_NE(resumed.out.find(std::to_string(pending_before) + " taken over from the run it resumes"),
               std::string::npos)

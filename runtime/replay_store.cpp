@@ -39,6 +39,17 @@ std::string column_blob(sqlite3_stmt* s, int i) {
   return p ? std::string(static_cast<const char*>(p), sqlite3_column_bytes(s, i)) : std::string();
 }
 
+// Columns 1-6 of a candidates row, as record() and insert() both write them: what identifies a candidate
+// and where it came from.
+void bind_identity(statement& st, const scored_group& group, const scored_candidate& m) {
+  st.text(1, m.cand.id);
+  st.text(2, group.group_id);
+  st.text(3, group.task);
+  st.text(4, m.cand.content_hash);
+  st.integer(5, m.cand.policy_version);
+  st.text(6, m.cand.program);
+}
+
 std::string join(const std::vector<std::string>& v) {
   std::string out;
   for (const auto& x : v) out += (out.empty() ? "" : ",") + x;
@@ -187,12 +198,7 @@ expected<replay_store::insert_result> replay_store::insert(const scored_group& g
   std::vector<const scored_candidate*> fresh;
   for (const auto& m : group.members) {
     sqlite3_reset(ins.s);
-    ins.text(1, m.cand.id);
-    ins.text(2, group.group_id);
-    ins.text(3, group.task);
-    ins.text(4, m.cand.content_hash);
-    ins.integer(5, m.cand.policy_version);
-    ins.text(6, m.cand.program);
+    bind_identity(ins, group, m);
     ins.text(7, m.judged.outcome);
     ins.text(8, join(m.judged.flags));
     ins.real(9, m.judged.speedup);
@@ -271,12 +277,7 @@ expected<int64_t> replay_store::record(const scored_group& group) {
   for (size_t i = 0; i < group.members.size(); ++i) {
     const auto& m = group.members[i];
     sqlite3_reset(ins.s);
-    ins.text(1, m.cand.id);
-    ins.text(2, group.group_id);
-    ins.text(3, group.task);
-    ins.text(4, m.cand.content_hash);
-    ins.integer(5, m.cand.policy_version);
-    ins.text(6, m.cand.program);
+    bind_identity(ins, group, m);
     ins.real(7, m.cand.created_unix);
     ins.blob(8, encode(m));
     ins.text(9, i < group.stages.size() ? group.stages[i] : std::string());

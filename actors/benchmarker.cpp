@@ -26,23 +26,27 @@ caf::behavior benchmarker(caf::stateful_actor<benchmarker_state>* self, runtime:
   self->state.runner = std::make_unique<kernels::bench_runner>(worker, cfg.benchmark.runner);
   auto run = ctx.run;
   return {
-      [=](bench_atom, const candidate& c, const compile_result& compiled, double best_seen) -> bench_result {
-        bench_result r;
+      [=](stage_atom, stage_request& work) -> scored_candidate {
+        auto& s = work.scored;
+        const auto& c = s.cand;
+        bench_result& r = s.bench;
+        r = bench_result{};
         r.candidate_id = c.id;
         r.task = c.task;
         auto task = run->task_by_name.find(c.task);
-        if (!compiled.ok || task == run->task_by_name.end()) {
+        if (!s.compiled.ok || task == run->task_by_name.end()) {
           r.status = "error";
-          r.error = !compiled.ok ? "not compiled" : "unknown task '" + c.task + "'";
-          return r;
+          r.error = !s.compiled.ok ? "not compiled" : "unknown task '" + c.task + "'";
+          return std::move(s);
         }
         eval_request req;
         req.candidate_id = c.id;
         req.task = task->second;
-        req.artifact = compiled.artifact;
+        req.artifact = s.compiled.artifact;
         req.options = run->cfg.benchmark.eval;
         req.target = run->cfg.target;
-        return self->state.runner->run(req, best_seen);
+        r = self->state.runner->run(req, work.best_seen);
+        return std::move(s);
       },
       [=](pid_atom) { return static_cast<int32_t>(self->state.runner->worker().pid()); },
   };

@@ -12,7 +12,11 @@ caf::behavior compiler(caf::event_based_actor* self, runtime::role_context ctx) 
   runtime::log_failures(self, "compiler #" + std::to_string(ctx.index));
   auto options = ctx.run->cfg.compiler;
   return {
-      [=](compile_atom, const candidate& c) { return kernels::compile_source(c.id, c.source, options); },
+      [=](stage_atom, stage_request& req) {
+        auto& c = req.scored.cand;
+        req.scored.compiled = kernels::compile_source(c.id, c.source, options);
+        return std::move(req.scored);
+      },
   };
 }
 

@@ -149,50 +149,42 @@ void store(conductor_actor* self, const std::string& gid, bool partial) {
             });
 }
 
-// Sends one stage of one candidate; the answer fills the stage's slot of the candidate as scored so far.
+// Sends one stage of one candidate: the same message for every stage, wherever its role runs; the answer's
+// slot (runtime/pipeline_stages) fills the candidate as scored so far.
 void send_stage(conductor_actor* self, const runtime::ledger_command& cmd) {
-  const std::string id = cmd.candidate_id;
+  const std::string id = cmd.candidate_id, stage = cmd.stage;
   const uint64_t ticket = cmd.ticket;
-  caf::actor a = pick(self, runtime::role_of_stage(cmd.stage));
+  caf::actor a = pick(self, runtime::role_of_stage(stage));
   const scored_candidate* c = self->state.ledger->candidate_of(id);
   if (!a || !c) return carry_out(self, self->state.ledger->unserved(id, ticket));
   auto addr = a.address();
   ++self->state.load[addr];
-  auto answered = [=](auto&& fill) {
-    --self->state.load[addr];
-    const scored_candidate* now = self->state.ledger->candidate_of(id);
-    scored_candidate result = now ? *now : scored_candidate{};
-    fill(result);
-    auto commands = self->state.ledger->answered(id, ticket, std::move(result));
-    runtime::fail_point("conductor.answered");
-    carry_out(self, commands);
-  };
-  auto fail = [=](caf::error& err) {
-    --self->state.load[addr];
-    auto commands = self->state.ledger->failed(id, ticket, caf::to_string(err));
+  auto failed = [=](const std::string& why) {
+    auto commands = self->state.ledger->failed(id, ticket, why);
     if (!commands.empty() && commands.front().action == runtime::ledger_action::dispatch)
-      spdlog::warn("conductor: stage {} of {} failed ({}); re-dispatching", cmd.stage, id,
-                   caf::to_string(err));
+      spdlog::warn("conductor: stage {} of {} failed ({}); re-dispatching", stage, id, why);
     else if (!commands.empty())
-      spdlog::error("conductor: candidate {} failed in stage {}: {}", id, cmd.stage, caf::to_string(err));
+      spdlog::error("conductor: candidate {} failed in stage {}: {}", id, stage, why);
     carry_out(self, commands);
   };
-  auto timeout = stage_timeout(self);
-  if (cmd.stage == "compile") {
-    self->request(a, timeout, compile_atom::value, c->cand)
-        .then([=](compile_result& r) { answered([&](scored_candidate& s) { s.compiled = std::move(r); }); },
-              fail);
-  } else if (cmd.stage == "benchmark") {
-    self->request(a, timeout, bench_atom::value, c->cand, c->compiled, self->state.ledger->best(c->cand.task))
-        .then([=](bench_result& r) { answered([&](scored_candidate& s) { s.bench = std::move(r); }); }, fail);
-  } else if (cmd.stage == "verify") {
-    self->request(a, timeout, verify_atom::value, c->cand, c->compiled, c->bench)
-        .then([=](verdict& v) { answered([&](scored_candidate& s) { s.judged = std::move(v); }); }, fail);
-  } else {
-    // A custom stage sees the candidate as scored so far and returns it, possibly amended.
-    self->request(a, timeout, stage_atom::value, *c)
-        .then([=](scored_candidate& r) { answered([&](scored_candidate& s) { s = std::move(r); }); }, fail);
-  }
+  stage_request req{stage, *c, self->state.ledger->best(c->cand.task)};
+  self->request(a, stage_timeout(self), stage_atom::value, std::move(req))
+      .then(
+          [=](scored_candidate& answer) {
+            --self->state.load[addr];
+            const scored_candidate* now = self->state.ledger->candidate_of(id);
+            scored_candidate result = now ? *now : scored_candidate{};
+            if (now)
+              if (auto st = runtime::take_stage_answer(stage, result, std::move(answer)); !st)
+                return failed(st.message());
+            auto commands = self->state.ledger->answered(id, ticket, std::move(result));
+            runtime::fail_point("conductor.answered");
+            carry_out(self, commands);
+          },
+          [=](caf::error& err) {
+            --self->state.load[addr];
+            failed(caf::to_string(err));
+          });
   runtime::fail_point("conductor.dispatch");
 }
 

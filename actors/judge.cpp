@@ -2,9 +2,8 @@
 // CUDA-L1's adversarial reward check. Every candidate passes through it after the verifier: a hack the
 // verifier confirmed with dynamic evidence joins the case database (so the judge learns cases as the run
 // goes), and a passing outlier is reviewed through the configured reviewer against the most similar
-// confirmed cases (kernels/verify/outlier_review.hpp). It speaks the custom-stage protocol, so a cluster
-// node serves it like any other stage (crucible node --roles judge); a node keeps its cases in its own
-// directory.
+// confirmed cases (kernels/verify/outlier_review.hpp). It gives verdicts, so it runs on the head only
+// (runtime/pipeline_stages).
 #include <map>
 #include <mutex>
 
@@ -63,9 +62,9 @@ caf::behavior judge(caf::stateful_actor<judge_state>* self, runtime::role_contex
   }
   if (!self->state.broken.empty()) spdlog::error("judge #{}: {}", ctx.index, self->state.broken);
   return {
-      [=](stage_atom, const scored_candidate& in) -> caf::result<scored_candidate> {
+      [=](stage_atom, stage_request& req) -> caf::result<scored_candidate> {
         auto& st = self->state;
-        scored_candidate s = in;
+        scored_candidate s = std::move(req.scored);
         if (!st.broken.empty()) return caf::make_error(caf::sec::runtime_error, "judge: " + st.broken);
         if (auto c = kernels::case_from_verdict(s); c && st.cases->add(*c))
           spdlog::info("judge: learned case {} ({}, task {}) from the verifier's verdict",

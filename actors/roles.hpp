@@ -13,18 +13,21 @@ namespace crucible::actors {
 /// weights_update: swaps in newer weights between samples. Detached (policy inference blocks).
 caf::actor spawn_generator(caf::actor_system& sys, const runtime::role_context& ctx);
 
-/// (compile_atom, candidate) -> compile_result, through the sandboxed, content-hash-cached compiler.
+// The stage roles (compiler, benchmarker, verifier, judge) answer the one stage message,
+// (stage_atom, stage_request) -> scored_candidate, filling their slot (runtime/pipeline_stages).
+
+/// compile: compile_result through the sandboxed, content-hash-cached compiler.
 caf::actor spawn_compiler(caf::actor_system& sys, const runtime::role_context& ctx);
 
-/// (bench_atom, candidate, compile_result, double best_seen) -> bench_result, in an isolated worker
-/// process that it restarts when a candidate kills it; (pid_atom) -> int32_t worker pid (0 if none).
+/// benchmark: bench_result from an isolated worker process that it restarts when a candidate kills it
+/// (stage_request::best_seen sets the re-measurement bar); also (pid_atom) -> int32_t worker pid (0 if none).
 caf::actor spawn_benchmarker(caf::actor_system& sys, const runtime::role_context& ctx);
 
-/// (verify_atom, candidate, compile_result, bench_result) -> verdict.
+/// verify: the verdict, from the candidate, its compile result and its benchmark.
 caf::actor spawn_verifier(caf::actor_system& sys, const runtime::role_context& ctx);
 
-/// (stage_atom, scored_candidate) -> scored_candidate: the optional judge stage. Learns confirmed hacks from
-/// the verifier's verdicts and reviews passing outliers against them (judged.review).
+/// judge, the optional second look: learns confirmed hacks from the verifier's verdicts and reviews passing
+/// outliers against them (judged.review).
 caf::actor spawn_judge(caf::actor_system& sys, const runtime::role_context& ctx);
 
 /// (insert_atom, scored_group) -> int64_t newly stored; (record_atom, scored_group with stages) -> int64_t

@@ -12,8 +12,10 @@ caf::behavior verifier(caf::event_based_actor* self, runtime::role_context ctx) 
   runtime::log_failures(self, "verifier #" + std::to_string(ctx.index));
   auto options = ctx.run->cfg.verifier;
   return {
-      [=](verify_atom, const candidate& c, const compile_result& compiled, const bench_result& bench) {
-        return kernels::judge(c, compiled, bench, options);
+      [=](stage_atom, stage_request& req) {
+        auto& s = req.scored;
+        s.judged = kernels::judge(s.cand, s.compiled, s.bench, options);
+        return std::move(s);
       },
   };
 }

@@ -51,7 +51,7 @@ candidate realistic_candidate() {
 }
 
 caf::behavior echo(caf::event_based_actor*) {
-  return {[](verify_atom, const candidate& c) { return c.id; }};
+  return {[](stage_atom, const candidate& c) { return c.id; }};
 }
 
 }  // namespace
@@ -86,7 +86,7 @@ int main() {
   caf::scoped_actor self{sys};
   candidate c = realistic_candidate();
   auto one = [&] {
-    self->request(target, caf::infinite, verify_atom::value, c)
+    self->request(target, caf::infinite, stage_atom::value, c)
         .receive([](const std::string&) {}, [](caf::error&) {});
   };
   for (int i = 0; i < 1000; ++i) one();

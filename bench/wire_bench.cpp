@@ -138,8 +138,8 @@ row wire_row(wire_head& head, const char* label, const T& msg, int round_trips, 
 }
 
 caf::behavior echo_actor(caf::event_based_actor*) {
-  return {[](verify_atom, const compile_result& c) { return c; },
-          [](verify_atom, const weights_update& w) { return w; }};
+  return {[](stage_atom, const compile_result& c) { return c; },
+          [](stage_atom, const weights_update& w) { return w; }};
 }
 
 template <class T>
@@ -148,8 +148,7 @@ row caf_row(caf::actor_system& sys, const char* label, const T& msg, int round_t
   auto target = sys.spawn(echo_actor);
   caf::scoped_actor self{sys};
   auto one = [&] {
-    self->request(target, caf::infinite, verify_atom::value, msg)
-        .receive([](const T&) {}, [](caf::error&) {});
+    self->request(target, caf::infinite, stage_atom::value, msg).receive([](const T&) {}, [](caf::error&) {});
   };
   for (int i = 0; i < std::max(20, round_trips / 20); ++i) one();
   std::vector<double> us;
@@ -163,10 +162,10 @@ row caf_row(caf::actor_system& sys, const char* label, const T& msg, int round_t
   int total = round_trips * 2;
   auto t0 = clock_type::now();
   for (int done = 0; done < total; done += window) {
-    using handle_type = decltype(self->request(target, caf::infinite, verify_atom::value, msg));
+    using handle_type = decltype(self->request(target, caf::infinite, stage_atom::value, msg));
     std::vector<handle_type> handles;
     for (int i = 0; i < window; ++i)
-      handles.push_back(self->request(target, caf::infinite, verify_atom::value, msg));
+      handles.push_back(self->request(target, caf::infinite, stage_atom::value, msg));
     for (auto& h : handles) h.receive([](const T&) {}, [](caf::error&) {});
   }
   out.per_s = total / std::chrono::duration<double>(clock_type::now() - t0).count();

@@ -11,6 +11,7 @@
 #include <caf/type_id.hpp>
 
 #include "messages/envelope.hpp"
+#include "messages/stage_request.hpp"
 
 namespace crucible {
 
@@ -37,6 +38,12 @@ std::enable_if_t<is_wire_message<T>::value, typename Inspector::result_type> ins
   }
 }
 
+/// CAF inspection of a stage's work, which never leaves the process (the wire carries it as a work_item).
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, stage_request& x) {
+  return f(caf::meta::type_name("stage_request"), x.stage, x.scored, x.best_seen);
+}
+
 }  // namespace crucible
 
 CAF_BEGIN_TYPE_ID_BLOCK(crucible, caf::first_custom_type_id)
@@ -57,9 +64,6 @@ CAF_ADD_TYPE_ID(crucible, (crucible::status_report))
 CAF_ADD_TYPE_ID(crucible, (std::vector<crucible::candidate>))
 
 CAF_ADD_ATOM(crucible, crucible, generate_atom, "generate")
-CAF_ADD_ATOM(crucible, crucible, compile_atom, "compile")
-CAF_ADD_ATOM(crucible, crucible, bench_atom, "bench")
-CAF_ADD_ATOM(crucible, crucible, verify_atom, "verify")
 CAF_ADD_ATOM(crucible, crucible, insert_atom, "insert")
 CAF_ADD_ATOM(crucible, crucible, exemplar_atom, "exemplars")
 CAF_ADD_ATOM(crucible, crucible, groups_atom, "groups")
@@ -94,5 +98,8 @@ CAF_ADD_ATOM(crucible, crucible, wire_atom, "wire")
 // The pipeline ledger's persistence (runtime/pipeline_ledger, runtime/replay_store), appended likewise.
 CAF_ADD_ATOM(crucible, crucible, record_atom, "record")
 CAF_ADD_ATOM(crucible, crucible, restore_atom, "restore")
+
+// The one stage message (messages/stage_request.hpp), appended likewise.
+CAF_ADD_TYPE_ID(crucible, (crucible::stage_request))
 
 CAF_END_TYPE_ID_BLOCK(crucible)

@@ -45,77 +45,53 @@ using proxy_actor = caf::stateful_actor<proxy_state>;
 
 caf::behavior remote_stage(proxy_actor* self, caf::actor gateway, std::string peer, std::string role,
                            double timeout_s) {
-  // Sends the stage's work and delivers the field of the answer the requester expects.
-  auto forward = [=](const std::string& stage, scored_candidate s, double best_seen, auto pick) {
-    auto rp = self->make_response_promise();
-    if (self->state.draining) {  // the conductor tries another member at once
-      rp.deliver(caf::make_error(caf::sec::runtime_error, "node " + peer + " is draining"));
-      return rp;
-    }
-    uint64_t seq = self->state.next++;
-    self->state.open[seq] = rp;
-    work_item item = encode_stage_work(stage, role, s, best_seen, timeout_s, 1);
-    self->request(gateway, caf::infinite, remote_atom::value, peer, item)
-        .then(
-            [=](work_result& r) mutable {
-              auto it = self->state.open.find(seq);
-              if (it == self->state.open.end()) return;
-              auto p = it->second;
-              self->state.open.erase(it);
-              scored_candidate out = s;
-              status st = apply_stage_result(stage, r, out);
-              if (st && stage == "benchmark") {
-                // A benchmark the head cannot repeat: used only if its figures add up (another member
-                // measures it again otherwise).
-                if (st = check_remote_bench(out.bench); !st) {
-                  spdlog::warn("cluster: {}'s benchmark of {} not used: {}", peer, s.cand.id, st.message());
-                  self->send(gateway, remote_atom::value, std::string("inconsistent_result"), peer);
-                  st = make_error("node " + peer + " sent a benchmark result that does not add up (" +
-                                  st.message() + ")");
-                }
-              }
-              if (!st)
-                p.deliver(caf::make_error(caf::sec::runtime_error, st.message()));
-              else
-                pick(p, std::move(out));
-              if (self->state.draining && self->state.open.empty()) self->quit();
-            },
-            [=](caf::error& err) mutable {
-              auto it = self->state.open.find(seq);
-              if (it == self->state.open.end()) return;
-              auto p = it->second;
-              self->state.open.erase(it);
-              p.deliver(std::move(err));
-              if (self->state.draining && self->state.open.empty()) self->quit();
-            });
-    return rp;
-  };
   return {
-      [=](compile_atom, const candidate& c) {
-        scored_candidate s;
-        s.cand = c;
-        return forward("compile", std::move(s), 0.0, [](caf::response_promise& p, scored_candidate o) {
-          p.deliver(std::move(o.compiled));
-        });
-      },
-      [=](bench_atom, const candidate& c, const compile_result& compiled, double best_seen) {
-        scored_candidate s;
-        s.cand = c;
-        s.compiled = compiled;
-        return forward("benchmark", std::move(s), best_seen,
-                       [](caf::response_promise& p, scored_candidate o) { p.deliver(std::move(o.bench)); });
-      },
-      [=](verify_atom, const candidate& c, const compile_result& compiled, const bench_result& b) {
-        scored_candidate s;
-        s.cand = c;
-        s.compiled = compiled;
-        s.bench = b;
-        return forward("verify", std::move(s), 0.0,
-                       [](caf::response_promise& p, scored_candidate o) { p.deliver(std::move(o.judged)); });
-      },
-      [=](stage_atom, const scored_candidate& s) {
-        return forward(stage_of_role(role), s, 0.0,
-                       [](caf::response_promise& p, scored_candidate o) { p.deliver(std::move(o)); });
+      // The stage's work goes to the peer as a work item; its answer, checked, fills the candidate's slot.
+      [=](stage_atom, stage_request& req) {
+        auto rp = self->make_response_promise();
+        if (self->state.draining) {  // the conductor tries another member at once
+          rp.deliver(caf::make_error(caf::sec::runtime_error, "node " + peer + " is draining"));
+          return rp;
+        }
+        uint64_t seq = self->state.next++;
+        self->state.open[seq] = rp;
+        work_item item = encode_stage_work(req, role, timeout_s, 1);
+        auto s = std::make_shared<scored_candidate>(std::move(req.scored));
+        const std::string stage = req.stage;
+        auto settle = [=](auto&& deliver) {
+          auto it = self->state.open.find(seq);
+          if (it == self->state.open.end()) return;
+          auto p = it->second;
+          self->state.open.erase(it);
+          deliver(p);
+          if (self->state.draining && self->state.open.empty()) self->quit();
+        };
+        self->request(gateway, caf::infinite, remote_atom::value, peer, item)
+            .then(
+                [=](work_result& r) {
+                  settle([&](caf::response_promise& p) {
+                    status st = apply_stage_result(stage, r, *s);
+                    if (st && stage_info_of(stage).slot == stage_slot::bench) {
+                      // A benchmark the head cannot repeat: used only if its figures add up (another member
+                      // measures it again otherwise).
+                      if (st = check_remote_bench(s->bench); !st) {
+                        spdlog::warn("cluster: {}'s benchmark of {} not used: {}", peer, s->cand.id,
+                                     st.message());
+                        self->send(gateway, remote_atom::value, std::string("inconsistent_result"), peer);
+                        st = make_error("node " + peer + " sent a benchmark result that does not add up (" +
+                                        st.message() + ")");
+                      }
+                    }
+                    if (!st)
+                      p.deliver(caf::make_error(caf::sec::runtime_error, st.message()));
+                    else
+                      p.deliver(std::move(*s));
+                  });
+                },
+                [=](caf::error& err) {
+                  settle([&](caf::response_promise& p) { p.deliver(std::move(err)); });
+                });
+        return rp;
       },
       [=](stop_atom, bool drain) {
         // The peer drains: what it holds is answered through this member, which then leaves the pool.
@@ -481,7 +457,7 @@ expected<gateway_handle> spawn_cluster_gateway(caf::actor_system& sys, std::shar
   opt.heartbeat_interval = std::chrono::milliseconds(cl.heartbeat_ms);
   opt.liveness = static_cast<int>(cl.liveness);
   opt.max_capacity = static_cast<int32_t>(std::min<int64_t>(run->cfg.run.max_role_count, 1 << 20));
-  opt.head_only_roles = head_only_roles();
+  opt.role_refusal = node_refusal;
   if (!cl.secret_key.empty()) {
     if (cl.authorized_keys.empty())
       return make_error("cluster.secret_key is set but cluster.authorized_keys is not: no node could join");

@@ -342,10 +342,9 @@ status validate(const config& c) {
   }
   for (const auto& [role, n] : c.cluster.node_roles) {
     if (n < 0) return make_error("cluster.node_roles." + role + ": expected a count >= 0");
-    if (n > 0 && stage_stays_on_head(stage_of_role(role)))
-      return make_error("cluster.node_roles." + role +
-                        ": its stage gives verdicts, which are made on the head " + "(give the head roles." +
-                        role + " instead)");
+    if (auto no = node_refusal(role); n > 0 && !no.empty())
+      return make_error("cluster.node_roles." + role + ": " + role + no + " (give the head roles." + role +
+                        " instead)");
     if (n > c.run.max_role_count)
       return make_error("cluster.node_roles." + role + ": " + std::to_string(n) +
                         " is above run.max_role_count (" + std::to_string(c.run.max_role_count) + ")");

@@ -18,13 +18,6 @@ namespace {
 
 constexpr size_t max_hosts = 65536;
 
-// Roles that only the head runs; a node refuses them.
-const char* const head_roles[] = {"conductor", "generator", "replay_buffer", "learner"};
-
-bool is_head_role(const std::string& role) {
-  return std::find(std::begin(head_roles), std::end(head_roles), role) != std::end(head_roles);
-}
-
 std::string trim(const std::string& s) {
   size_t a = 0, b = s.size();
   while (a < b && std::isspace(static_cast<unsigned char>(s[a]))) ++a;
@@ -163,7 +156,7 @@ placed_role place(const config& cfg, const std::string& role, int64_t count,
 // plugin roles), benchmarkers on cuda.devices.
 std::vector<placed_role> head_actors(const config& cfg) {
   std::vector<placed_role> out;
-  for (const char* role : head_roles) {
+  for (const auto& role : head_roles()) {
     auto it = cfg.roles.find(role);
     if (it != cfg.roles.end() && it->second > 0)
       out.push_back(place(cfg, role, it->second, cfg.cuda.devices));
@@ -497,9 +490,7 @@ placement_plan plan_placement(const config& cfg, const launch_info& launch) {
     for (const auto& s : cfg.pipeline) stage_roles.insert(role_of_stage(s));
     for (const auto& [role, n] : cl.node_roles) {
       if (n <= 0) continue;
-      if (is_head_role(role))
-        w.push_back("cluster.node_roles." + role + ": " + role + " runs on the head only; nodes refuse it");
-      else if (!stage_roles.count(role))
+      if (!stage_roles.count(role))
         w.push_back("cluster.node_roles." + role + ": no pipeline stage uses role '" + role +
                     "', so nodes offer it and the head never sends it work");
     }

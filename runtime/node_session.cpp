@@ -123,7 +123,7 @@ class member_slots {
   std::map<std::string, std::vector<bool>> busy_;
 };
 
-// Runs one stage request on a local member and returns the answer as a work_result.
+// Runs one stage request on a local member and returns its answer as a work_result.
 work_result serve(caf::actor_system& sys, const caf::actor& member, const work_item& item,
                   std::chrono::milliseconds timeout) {
   work_result out;
@@ -134,25 +134,13 @@ work_result serve(caf::actor_system& sys, const caf::actor& member, const work_i
     out.error = req.message();
     return out;
   }
-  const auto& s = req->scored;
   caf::scoped_actor self{sys};
-  auto on_error = [&](caf::error& err) {
-    out.status = "error";
-    out.error = "stage " + item.stage + " failed on the node: " + error_sentence(err);
-  };
-  if (item.stage == "compile") {
-    self->request(member, timeout, compile_atom::value, s.cand)
-        .receive([&](compile_result& r) { out.payload.push_back(encode_embedded(r, "node")); }, on_error);
-  } else if (item.stage == "benchmark") {
-    self->request(member, timeout, bench_atom::value, s.cand, s.compiled, req->best_seen)
-        .receive([&](bench_result& r) { out.payload.push_back(encode_embedded(r, "node")); }, on_error);
-  } else if (item.stage == "verify") {
-    self->request(member, timeout, verify_atom::value, s.cand, s.compiled, s.bench)
-        .receive([&](verdict& v) { out.payload.push_back(encode_embedded(v, "node")); }, on_error);
-  } else {
-    self->request(member, timeout, stage_atom::value, s)
-        .receive([&](scored_candidate& r) { out.payload.push_back(encode_embedded(r, "node")); }, on_error);
-  }
+  self->request(member, timeout, stage_atom::value, std::move(*req))
+      .receive([&](scored_candidate& answer) { out = encode_stage_answer(item, answer); },
+               [&](caf::error& err) {
+                 out.status = "error";
+                 out.error = "stage " + item.stage + " failed on the node: " + error_sentence(err);
+               });
   return out;
 }
 
@@ -197,15 +185,8 @@ expected<node_options> resolve_node_options(const config& cfg, const std::string
       o.roles[r] = n;
     }
   }
-  for (const char* fixed : {"conductor", "generator", "learner", "replay_buffer"})
-    if (o.roles.count(fixed))
-      return make_error(std::string("--roles: ") + fixed +
-                        " runs on the head; a node serves pipeline stages");
-  for (const auto& role : head_only_roles())
-    if (o.roles.count(role))
-      return make_error("--roles: " + role +
-                        " gives verdicts, which are made on the head; a node serves compile, benchmark and "
-                        "custom stages");
+  for (const auto& [role, n] : o.roles)
+    if (auto no = node_refusal(role); !no.empty()) return make_error("--roles: " + role + no);
   if (o.roles.empty()) return make_error("--roles: a node needs at least one role");
   if (devices.empty()) {
     o.devices = cfg.cluster.node_devices;

@@ -52,13 +52,15 @@
 
 #include "messages/envelope.hpp"
 #include "messages/scored.hpp"
+#include "messages/stage_request.hpp"
 #include "runtime/role_registry.hpp"
 #include "runtime/run_context.hpp"
 
 namespace crucible::runtime {
 
 /// Bumped whenever plugin_host, plugin_abi, the entry points or the stage contract change incompatibly.
-inline constexpr int32_t plugin_abi_version = 1;
+/// 2: every stage answers (stage_atom, stage_request) -> scored_candidate; the per-stage atoms are gone.
+inline constexpr int32_t plugin_abi_version = 2;
 
 /// The names of the two extern "C" functions a plugin exports (CRUCIBLE_PLUGIN defines both).
 inline constexpr const char* plugin_abi_symbol = "crucible_plugin_abi";
@@ -74,6 +76,7 @@ struct plugin_abi {
   int32_t cxx11_abi;  ///< libstdc++'s _GLIBCXX_USE_CXX11_ABI (std::string layout)
   int32_t schema_version;
   uint32_t scored_candidate_size;
+  uint32_t stage_request_size;
   uint32_t role_context_size;
   uint32_t run_context_size;
 };
@@ -89,6 +92,7 @@ constexpr plugin_abi this_plugin_abi() {
 #endif
                     static_cast<int32_t>(crucible::schema_version),
                     static_cast<uint32_t>(sizeof(scored_candidate)),
+                    static_cast<uint32_t>(sizeof(stage_request)),
                     static_cast<uint32_t>(sizeof(role_context)),
                     static_cast<uint32_t>(sizeof(run_context))};
 }
@@ -108,8 +112,9 @@ struct stage_options {
   /// Spawn the stage's actors detached (a thread each) because the function blocks: subprocesses, I/O, or
   /// computation longer than a few milliseconds. Cheap functions leave it false and share CAF's scheduler.
   bool blocking = false;
-  /// As role_options::replace, for a role an earlier plugin added. A built-in role cannot be replaced by a
-  /// stage: it speaks its own protocol (actors/roles.hpp); replace it with add_role.
+  /// As role_options::replace: a stage role (a built-in compiler, benchmarker, verifier or judge, or an
+  /// earlier plugin's). A head role (conductor, generator, replay_buffer, learner) is not a stage: replace it
+  /// with add_role.
   bool replace = false;
 };
 
@@ -120,15 +125,15 @@ struct stage_options {
 class plugin_host {
  public:
   /// A role served by actors the plugin spawns itself with CAF: the full power of a built-in role (any
-  /// protocol; a custom stage answers (stage_atom, scored_candidate) -> scored_candidate). The factory is
+  /// protocol; a stage answers (stage_atom, stage_request) -> scored_candidate). The factory is
   /// called once per instance, on the supervisor's thread; returning a null actor means "could not start".
   bool add_role(const std::string& role, role_factory factory, role_options options = {}) {
     return do_add_role(role, std::move(factory), options);
   }
 
   /// A custom pipeline stage from a plain function: the host spawns, per instance of `role`, an actor that
-  /// answers (stage_atom, scored_candidate) -> scored_candidate by calling `fn`, turning an exception
-  /// into a failed stage. The plugin needs no CAF code of its own.
+  /// answers (stage_atom, stage_request) -> scored_candidate by calling `fn` with the request's candidate,
+  /// turning an exception into a failed stage. The plugin needs no CAF code of its own.
   bool add_stage(const std::string& role, stage_function fn, stage_options options = {}) {
     return do_add_stage(role, std::move(fn), options);
   }

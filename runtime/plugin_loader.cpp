@@ -6,7 +6,6 @@
 #include <filesystem>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <system_error>
 
 #include <spdlog/spdlog.h>
@@ -47,13 +46,6 @@ bool valid_role_name(const std::string& role) {
   });
 }
 
-// The roles of actors/ (register_builtin_roles), which answer their own protocols, not the stage request.
-bool is_builtin_role(const std::string& role) {
-  static const std::set<std::string> builtin = {"conductor", "generator",     "compiler", "benchmarker",
-                                                "verifier",  "replay_buffer", "learner"};
-  return builtin.count(role) == 1;
-}
-
 // What a stage may not change: the candidate's identity and bytes (the ledger, the replay store and the
 // content-hash cache rely on them). Empty when nothing of it changed.
 std::string identity_change(const candidate& before, const candidate& after) {
@@ -73,13 +65,14 @@ caf::error stage_error(const role_context& ctx, const std::string& what) {
                          "plugin stage " + ctx.role + " #" + std::to_string(ctx.index) + ": " + what);
 }
 
-// The actor add_stage spawns per instance: (stage_atom, scored_candidate) -> scored_candidate through the
+// The actor add_stage spawns per instance: (stage_atom, stage_request) -> scored_candidate through the
 // plugin's function. An exception or an answer that rewrites the candidate is a failed stage, which the
 // conductor re-dispatches and, after dispatch.max_attempts, scores as an error with the reason as evidence.
 caf::behavior plugin_stage(caf::event_based_actor* self, std::shared_ptr<const stage_function> fn,
                            role_context ctx) {
   return {
-      [=](stage_atom, const scored_candidate& in) -> caf::result<scored_candidate> {
+      [=](stage_atom, const stage_request& req) -> caf::result<scored_candidate> {
+        const scored_candidate& in = req.scored;
         scored_candidate out;
         try {
           out = (*fn)(in, ctx);
@@ -128,11 +121,10 @@ class host_impl final : public plugin_host {
 
   bool do_add_stage(const std::string& role, stage_function fn, stage_options options) override {
     if (!fn) return refuse("add_stage(\"" + role + "\"): the stage function is empty");
-    if (options.replace && is_builtin_role(role))
-      return refuse(
-          "add_stage cannot replace the built-in role '" + role +
-          "': it speaks its own protocol (actors/roles.hpp), not (stage_atom, scored_candidate); "
-          "replace it with add_role and an actor that speaks that protocol, or add a stage after it");
+    if (options.replace && is_head_role(role))
+      return refuse("add_stage cannot replace the head role '" + role +
+                    "': it drives the run and serves no stage (actors/roles.hpp); replace it with add_role "
+                    "and an actor that speaks its protocol");
     if (!admit(role, options.replace)) return false;
     auto shared = std::make_shared<const stage_function>(std::move(fn));
     bool blocking = options.blocking;
@@ -204,6 +196,7 @@ std::string abi_mismatch(const plugin_abi& theirs) {
   field("_GLIBCXX_USE_CXX11_ABI", theirs.cxx11_abi, ours.cxx11_abi);
   field("message schema", theirs.schema_version, ours.schema_version);
   field("sizeof(scored_candidate)", theirs.scored_candidate_size, ours.scored_candidate_size);
+  field("sizeof(stage_request)", theirs.stage_request_size, ours.stage_request_size);
   field("sizeof(role_context)", theirs.role_context_size, ours.role_context_size);
   field("sizeof(run_context)", theirs.run_context_size, ours.run_context_size);
   if (diffs.empty()) return {};

@@ -1,7 +1,5 @@
 #include "runtime/run_checks.hpp"
 
-#include "runtime/listen_policy.hpp"
-
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -54,7 +52,7 @@ status check_run_plan(const config& cfg, const role_registry* registry) {
   // A head's pipeline stages may be served by nodes that join later (cluster.listen), except those that give
   // verdicts: no node may serve them.
   for (const auto& stage : cfg.pipeline) {
-    const bool head_only = stage_stays_on_head(stage);
+    const bool head_only = stage_info_of(stage).head_only;
     if (!cfg.cluster.listen.empty() && !head_only) continue;
     std::string role = role_of_stage(stage);
     auto it = cfg.roles.find(role);
@@ -64,13 +62,13 @@ status check_run_plan(const config& cfg, const role_registry* registry) {
                         (head_only ? "its verdicts are made on the head: no node may serve it"
                                    : "there is no cluster to serve it"));
   }
-  for (const char* role : {"conductor", "generator", "replay_buffer", "learner"}) {
+  for (const auto& role : head_roles()) {
     auto it = cfg.roles.find(role);
-    if (it == cfg.roles.end() || it->second < 1)
-      return make_error(std::string("roles.") + role + ": expected >= 1");
+    if (it == cfg.roles.end() || it->second < 1) return make_error("roles." + role + ": expected >= 1");
+    // One conductor, replay buffer and learner: each owns the run's single ledger, database or weights.
+    if (role != "generator" && it->second != 1)
+      return make_error("roles." + role + ": exactly 1 is supported");
   }
-  for (const char* role : {"conductor", "replay_buffer", "learner"})
-    if (cfg.roles.at(role) != 1) return make_error(std::string("roles.") + role + ": exactly 1 is supported");
   return {};
 }
 

@@ -8,19 +8,45 @@
 
 namespace crucible::runtime {
 
-work_item encode_stage_work(const std::string& stage, const std::string& role, const scored_candidate& s,
-                            double best_seen, double timeout_s, int attempt) {
+work_item encode_stage_work(const stage_request& req, const std::string& role, double timeout_s,
+                            int attempt) {
+  const std::string& stage = req.stage;
+  const scored_candidate& s = req.scored;
   work_item w;
   w.role = role;
   w.stage = stage;
   w.timeout_s = timeout_s;
   w.attempt = attempt;
+  // The pieces each stage reads, by the slot it fills: a compile reads the candidate, a benchmark also its
+  // compile result, everything after also the benchmark.
+  const stage_slot slot = stage_info_of(stage).slot;
   w.payload.push_back(encode_embedded(s, "head"));
   w.payload.push_back(encode_embedded(s.cand, "head"));
-  if (stage != "compile") w.payload.push_back(encode_embedded(s.compiled, "head"));
-  if (stage != "compile" && stage != "benchmark") w.payload.push_back(encode_embedded(s.bench, "head"));
-  if (stage == "benchmark") w.args["best_seen"] = best_seen;
+  if (slot != stage_slot::compiled) w.payload.push_back(encode_embedded(s.compiled, "head"));
+  if (slot != stage_slot::compiled && slot != stage_slot::bench)
+    w.payload.push_back(encode_embedded(s.bench, "head"));
+  if (slot == stage_slot::bench) w.args["best_seen"] = req.best_seen;
   return w;
+}
+
+work_result encode_stage_answer(const work_item& item, const scored_candidate& answer) {
+  work_result out;
+  out.request_id = item.request_id;
+  switch (stage_info_of(item.stage).slot) {
+    case stage_slot::compiled:
+      out.payload.push_back(encode_embedded(answer.compiled, "node"));
+      break;
+    case stage_slot::bench:
+      out.payload.push_back(encode_embedded(answer.bench, "node"));
+      break;
+    case stage_slot::judged:
+      out.payload.push_back(encode_embedded(answer.judged, "node"));
+      break;
+    case stage_slot::whole:
+      out.payload.push_back(encode_embedded(answer, "node"));
+      break;
+  }
+  return out;
 }
 
 expected<stage_request> decode_stage_work(const work_item& item) {
@@ -57,12 +83,13 @@ status apply_stage_result(const std::string& stage, const work_result& result, s
     into = std::move(*v);
     return {};
   };
-  if (stage == "compile") return take(s.compiled);
-  if (stage == "benchmark") return take(s.bench);
-  // Verdicts are the head's: a node never serves verify (its ready is refused), and an answer that says
-  // otherwise is not believed.
-  if (stage_stays_on_head(stage))
+  const stage_info info = stage_info_of(stage);
+  // Verdicts are the head's: a node never serves verify or the judge (its ready is refused), and an answer
+  // that says otherwise is not believed.
+  if (info.head_only)
     return make_error("stage " + stage + " on a node: it gives verdicts, and those are made on the head");
+  if (info.slot == stage_slot::compiled) return take(s.compiled);
+  if (info.slot == stage_slot::bench) return take(s.bench);
   // A custom stage's answer is a second opinion: it convicts but never acquits, and never pays more. A pass
   // keeps the verdict the candidate already has (its evidence, flags and review added); anything else
   // replaces it, the earlier evidence kept, at no more reward or speedup than before. What the head

@@ -11,21 +11,20 @@
 #include "messages/cluster.hpp"
 #include "messages/expected.hpp"
 #include "messages/scored.hpp"
+#include "messages/stage_request.hpp"
 
 namespace crucible::runtime {
 
-/// A stage's request as a node receives it.
-struct stage_request {
-  std::string stage;
-  scored_candidate scored;
-  double best_seen = 0.0;
-};
+/// The head's side: the stage message as a work item for a peer serving `role`.
+work_item encode_stage_work(const stage_request& req, const std::string& role, double timeout_s, int attempt);
 
-work_item encode_stage_work(const std::string& stage, const std::string& role, const scored_candidate& s,
-                            double best_seen, double timeout_s, int attempt);
-
-/// Errors: no scored_candidate envelope, an undecodable one.
+/// A node's side: the work item as the stage message its local member answers. Errors: no
+/// scored_candidate envelope, an undecodable one.
 expected<stage_request> decode_stage_work(const work_item& item);
+
+/// A node's side: the answer of its member to `item` as the work result the head reads, the stage's slot
+/// alone (compile_result, bench_result, verdict, or the whole scored_candidate of a custom stage).
+work_result encode_stage_answer(const work_item& item, const scored_candidate& answer);
 
 /// Folds a stage's answer from a node (work_result.payload) into `s`: compile -> s.compiled, benchmark ->
 /// s.bench. A custom stage's answer (a verdict, or a scored_candidate of which only the verdict is read) is a

@@ -345,12 +345,8 @@ struct wire_head::impl {
                           std::to_string(r->devices.size()) + " it brings");
       if (!offered.insert(offer.role).second)
         return refuse(identity, delimiter, r->peer_id, "role '" + offer.role + "' is offered twice");
-      if (std::find(opt.head_only_roles.begin(), opt.head_only_roles.end(), offer.role) !=
-          opt.head_only_roles.end())
-        return refuse(identity, delimiter, r->peer_id,
-                      "role '" + offer.role +
-                          "' gives verdicts, and this head makes its verdicts itself: a node may serve "
-                          "compile, benchmark and custom stages");
+      if (std::string no = opt.role_refusal ? opt.role_refusal(offer.role) : std::string(); !no.empty())
+        return refuse(identity, delimiter, r->peer_id, "role '" + offer.role + "'" + no);
       if (!opt.known_roles.empty() &&
           std::find(opt.known_roles.begin(), opt.known_roles.end(), offer.role) == opt.known_roles.end()) {
         std::string list;

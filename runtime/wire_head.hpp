@@ -86,8 +86,10 @@ struct wire_head_options {
   int liveness = 3;  ///< intervals of silence after which a peer is dead
   /// Roles a peer may offer; empty: any. A peer offering another role is refused with the list.
   std::vector<std::string> known_roles;
-  /// Roles no peer may offer, whatever its key: those whose stage gives verdicts (the head makes them).
-  std::vector<std::string> head_only_roles;
+  /// Why no peer may offer `role`, whatever its key, as the tail of a sentence after the role's name;
+  /// empty when one may. Null: every role may be offered. (The gateway passes pipeline_stages'
+  /// node_refusal: the head's own roles and those whose stage gives verdicts.)
+  std::function<std::string(const std::string& role)> role_refusal;
   /// The most a peer may offer of one role (each unit is a member of the head's pool); more is refused, as
   /// are a role offered twice and a device index the peer does not bring.
   int32_t max_capacity = 256;

@@ -73,7 +73,7 @@ class judge_harness {
   std::pair<std::optional<scored_candidate>, std::string> ask(const scored_candidate& in) {
     std::optional<scored_candidate> out;
     std::string err;
-    self_->request(judge_, 10s, stage_atom::value, in)
+    self_->request(judge_, 10s, stage_atom::value, stage_request{"judge", in, 0.0})
         .receive([&](scored_candidate& s) { out = std::move(s); },
                  [&](caf::error& e) { err = caf::to_string(e); });
     return {out, err};

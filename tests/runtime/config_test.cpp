@@ -70,11 +70,14 @@ TEST(Config, ValidationExplainsTheBound) {
   expect_error(parse("target: tpu\n"), "target: expected cpu or cuda");
   expect_error(parse("roles:\n  compiler: 100000\n"),
                "roles.compiler: 100000 is above run.max_role_count (256)");
-  // Verdicts are made on the head: no node may serve the stages that give them.
+  // Verdicts are made on the head: no node may serve the stages that give them, nor the roles driving the
+  // run.
   expect_error(parse("cluster:\n  node_roles:\n    verifier: 1\n"),
-               "cluster.node_roles.verifier: its stage gives verdicts, which are made on the head");
+               "cluster.node_roles.verifier: verifier gives verdicts, which are made on the head");
   expect_error(parse("cluster:\n  node_roles:\n    judge: 2\n"),
-               "cluster.node_roles.judge: its stage gives verdicts");
+               "cluster.node_roles.judge: judge gives verdicts");
+  expect_error(parse("cluster:\n  node_roles:\n    learner: 1\n"),
+               "cluster.node_roles.learner: learner runs on the head");
   EXPECT_TRUE(parse("cluster:\n  node_roles:\n    verifier: 0\n    compiler: 1\n"));
   expect_error(parse("cluster:\n  node_roles:\n    benchmarker: 999\n"),
                "cluster.node_roles.benchmarker: 999 is above run.max_role_count (256)");

@@ -416,10 +416,9 @@ TEST(PlacementPlan, WarningsThatMatter) {
   // Benchmarkers sharing a GPU.
   p = plan_of(cluster_config({"target=cuda", "cluster.node_roles.benchmarker=3", "cuda.devices=[0, 1]"}));
   EXPECT_TRUE(has_warning(p, "nodes: 3 benchmarkers on 2 GPU(s)")) << all_warnings(p);
-  // Node roles the head never uses, or cannot give a node.
-  p = plan_of(cluster_config({"cluster.node_roles.audit=1", "cluster.node_roles.learner=1"}));
+  // Node roles the head never uses (those it cannot give a node are config errors: Config tests).
+  p = plan_of(cluster_config({"cluster.node_roles.audit=1"}));
   EXPECT_TRUE(has_warning(p, "no pipeline stage uses role 'audit'")) << all_warnings(p);
-  EXPECT_TRUE(has_warning(p, "learner runs on the head only")) << all_warnings(p);
   // A head on loopback that Slurm nodes on other hosts cannot reach.
   p = plan_of(cluster_config({"cluster.listen=tcp://127.0.0.1:5555"}), slurm_env(0, 3, "a[1-3]", "a1"));
   EXPECT_TRUE(has_warning(p, "binds loopback")) << all_warnings(p);

@@ -85,21 +85,21 @@ class stage_harness {
     for (const auto& a : spawned_) self_->send_exit(a, caf::exit_reason::user_shutdown);
   }
 
-  // The verifier's request, for a role replacing the verifier.
+  // The verify stage's verdict, for a role replacing the verifier.
   std::optional<verdict> verify(const caf::actor& a, const scored_candidate& in) {
     std::optional<verdict> out;
-    self_->request(a, 10s, verify_atom::value, in.cand, in.compiled, in.bench)
-        .receive([&](verdict& v) { out = std::move(v); },
+    self_->request(a, 10s, stage_atom::value, stage_request{"verify", in, 0.0})
+        .receive([&](scored_candidate& s) { out = std::move(s.judged); },
                  [&](caf::error& e) { ADD_FAILURE() << caf::to_string(e); });
     return out;
   }
 
-  // The answer, or the error's text.
+  // The answer to a custom stage's message, or the error's text.
   std::pair<std::optional<scored_candidate>, std::string> ask(const caf::actor& a,
                                                               const scored_candidate& in) {
     std::optional<scored_candidate> out;
     std::string err;
-    self_->request(a, 10s, stage_atom::value, in)
+    self_->request(a, 10s, stage_atom::value, stage_request{"custom", in, 0.0})
         .receive([&](scored_candidate& s) { out = std::move(s); },
                  [&](caf::error& e) { err = caf::to_string(e); });
     return {out, err};
@@ -212,7 +212,7 @@ TEST(PluginLoader, RoleNamesAreValidatedWithReasons) {
   auto msg = load_error({test_plugin("bad_name")}, reg);
   EXPECT_NE(msg.find("'verify' is a built-in stage"), std::string::npos) << msg;
   EXPECT_NE(msg.find("'has space' is invalid"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("add_stage cannot replace the built-in role 'verifier'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("add_stage cannot replace the head role 'learner'"), std::string::npos) << msg;
 }
 
 TEST(PluginLoader, ListingAPluginTwiceIsAnErrorAndLoadingIsAllOrNothing) {

@@ -65,16 +65,5 @@ TEST(RunChecks, RolesWithACountMustBeKnownOnceTheRegistryIs) {
   EXPECT_NE(why(with({}), &registry).find("no such role"), std::string::npos);
 }
 
-TEST(PipelineStages, OneTableBothWays) {
-  for (const auto& stage : builtin_stages()) {
-    EXPECT_TRUE(is_builtin_stage(stage));
-    EXPECT_EQ(stage_of_role(role_of_stage(stage)), stage);
-  }
-  EXPECT_EQ(role_of_stage("benchmark"), "benchmarker");
-  EXPECT_EQ(role_of_stage("source_audit"), "source_audit");
-  EXPECT_EQ(stage_of_role("verifier"), "verify");
-  EXPECT_FALSE(is_builtin_stage("judge"));
-}
-
 }  // namespace
 }  // namespace crucible::runtime

@@ -31,19 +31,45 @@ std::vector<std::string> kinds(const work_item& w) {
 
 TEST(StageCodec, EachStageCarriesTheScoredCandidateAndThePiecesItsRequestTakes) {
   auto s = sample();
-  EXPECT_EQ(kinds(encode_stage_work("compile", "compiler", s, 0, 60, 1)),
+  EXPECT_EQ(kinds(encode_stage_work({"compile", s, 0}, "compiler", 60, 1)),
             (std::vector<std::string>{"scored_candidate", "candidate"}));
-  auto b = encode_stage_work("benchmark", "benchmarker", s, 2.5, 60, 2);
+  auto b = encode_stage_work({"benchmark", s, 2.5}, "benchmarker", 60, 2);
   EXPECT_EQ(kinds(b), (std::vector<std::string>{"scored_candidate", "candidate", "compile_result"}));
   EXPECT_DOUBLE_EQ(b.args.at("best_seen"), 2.5);
   EXPECT_EQ(b.attempt, 2);
-  EXPECT_EQ(kinds(encode_stage_work("verify", "verifier", s, 0, 60, 1)),
+  EXPECT_EQ(kinds(encode_stage_work({"verify", s, 0}, "verifier", 60, 1)),
             (std::vector<std::string>{"scored_candidate", "candidate", "compile_result", "bench_result"}));
   auto req = decode_stage_work(b);
   ASSERT_TRUE(req) << req.message();
   EXPECT_EQ(req->stage, "benchmark");
   EXPECT_EQ(req->scored.cand.id, "r0-g1-2");
   EXPECT_DOUBLE_EQ(req->best_seen, 2.5);
+}
+
+// A node answers with the stage's slot alone, and the head folds it back into the candidate it holds.
+TEST(StageCodec, ANodesAnswerCarriesTheSlotOfItsStage) {
+  auto s = sample();
+  auto kind_of = [](const work_result& r) {
+    return decode(std::string_view(r.payload.at(0).data(), r.payload.at(0).size()))->kind;
+  };
+  work_item w;
+  w.request_id = 11;
+  const std::pair<const char*, const char*> slots[] = {
+      {"compile", "compile_result"}, {"benchmark", "bench_result"}, {"source_audit", "scored_candidate"}};
+  for (const auto& [stage, kind] : slots) {
+    w.stage = stage;
+    auto r = encode_stage_answer(w, s);
+    EXPECT_EQ(r.request_id, 11u);
+    EXPECT_EQ(r.status, "ok");
+    ASSERT_EQ(r.payload.size(), 1u) << stage;
+    EXPECT_EQ(kind_of(r), kind) << stage;
+    auto back = sample();
+    back.compiled = {};
+    back.bench = {};
+    ASSERT_TRUE(apply_stage_result(stage, r, back)) << stage;
+    if (std::string(stage) == "compile") EXPECT_EQ(back.compiled.artifact, s.compiled.artifact);
+    if (std::string(stage) == "benchmark") EXPECT_DOUBLE_EQ(back.bench.speedup_vs_eager, 1.7);
+  }
 }
 
 TEST(StageCodec, WorkWithoutAScoredCandidateIsAnError) {

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "runtime/pipeline_stages.hpp"
 #include "tests/runtime/wire_test_support.hpp"
 
 namespace crucible::runtime {
@@ -84,7 +85,7 @@ TEST(WireHead, RefusesAnotherProtocolAnUnknownRoleAndAnEmptyId) {
 TEST(WireHead, RefusesCapacitiesDevicesAndRolesThatDoNotAddUp) {
   auto opt = fast_head_options();
   opt.max_capacity = 8;
-  opt.head_only_roles = {"verifier", "judge"};  // as the gateway sets them: verdicts are the head's
+  opt.role_refusal = node_refusal;  // as the gateway sets it: verdicts and the run's drivers are the head's
   auto head = start_head(opt);
   raw_peer raw(head->endpoint());
   peer_ready r;
@@ -97,6 +98,8 @@ TEST(WireHead, RefusesCapacitiesDevicesAndRolesThatDoNotAddUp) {
       {{{"compiler", 1, -1}, {"compiler", 2, -1}}, "offered twice"},
       {{{"compiler", 1, -1}, {"verifier", 1, -1}}, "role 'verifier' gives verdicts"},
       {{{"judge", 1, -1}}, "role 'judge' gives verdicts"},
+      {{{"generator", 1, -1}}, "role 'generator' runs on the head"},  // it would join the generator pool
+      {{{"replay_buffer", 1, -1}}, "role 'replay_buffer' runs on the head"},
   };
   for (const auto& [roles, why] : bad) {
     r.roles = roles;
@@ -107,7 +110,7 @@ TEST(WireHead, RefusesCapacitiesDevicesAndRolesThatDoNotAddUp) {
     EXPECT_NE(ack->reason.find(why), std::string::npos) << ack->reason;
   }
   EXPECT_TRUE(head->peers().empty());
-  EXPECT_EQ(head->counters().refused, 6u);
+  EXPECT_EQ(head->counters().refused, std::size(bad));
   r.roles = {{"benchmarker", 8, 0}};  // the most it may offer, on the device it brings
   raw.send(r);
   auto ack = raw.recv_as<peer_registered>(2s);

@@ -80,16 +80,16 @@ CRUCIBLE_PLUGIN(register_roles)
 
 #elif defined(TEST_PLUGIN_REPLACE)
 
-// Replaces the built-in role `verifier` on purpose, with an actor speaking the verifier's protocol.
+// Replaces the built-in role `verifier` on purpose, with an actor answering the stage message.
 caf::behavior replacement_verifier(caf::event_based_actor*) {
   return {
-      [](crucible::verify_atom, const crucible::candidate& c, const crucible::compile_result&,
-         const crucible::bench_result&) {
+      [](crucible::stage_atom, crucible::stage_request req) {
         crucible::verdict v;
-        v.candidate_id = c.id;
+        v.candidate_id = req.scored.cand.id;
         v.outcome = "pass";
         v.evidence.push_back("replacement verifier");
-        return v;
+        req.scored.judged = std::move(v);
+        return std::move(req.scored);
       },
   };
 }
@@ -109,9 +109,9 @@ CRUCIBLE_PLUGIN(register_roles)
 // throws or rewrites the candidate (the host must turn both into errors), and a blocking stage.
 caf::behavior tagging_stage(caf::event_based_actor*, std::string tag) {
   return {
-      [=](crucible::stage_atom, crucible::scored_candidate c) {
-        c.judged.evidence.push_back(tag);
-        return c;
+      [=](crucible::stage_atom, crucible::stage_request req) {
+        req.scored.judged.evidence.push_back(tag);
+        return std::move(req.scored);
       },
   };
 }
@@ -151,7 +151,7 @@ void register_roles(cr::plugin_host& host) {
   cr::stage_options replace;
   replace.replace = true;
   host.add_stage(
-      "verifier", [](crucible::scored_candidate c, const cr::role_context&) { return c; }, replace);
+      "learner", [](crucible::scored_candidate c, const cr::role_context&) { return c; }, replace);
 }
 CRUCIBLE_PLUGIN(register_roles)
 

@@ -4,7 +4,7 @@
 #include "actors/roles.hpp"
 #include "kernels/eval/worker_client.hpp"
 #include "messages/type_ids.hpp"
-#include "runtime/actor_failures.hpp"
+#include "runtime/hosting/actor_failures.hpp"
 
 namespace crucible::actors {
 namespace {

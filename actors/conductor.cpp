@@ -1,10 +1,10 @@
 // The conductor: picks tasks, asks the replay buffer for contrastive exemplars and a generator for a group
 // of G candidates, drives every candidate through the configured pipeline stages, and hands each finished
 // group to the replay buffer. What happens to a candidate is decided by the pipeline ledger
-// (runtime/pipeline_ledger), which this actor feeds with events and whose commands it carries out: every
-// candidate is recorded in replay.sqlite before its first dispatch and after each stage, so a head killed at
-// any instant resumes it; a stage whose actor dies or stops answering is re-dispatched; stale answers are
-// ignored; each candidate is scored exactly once.
+// (runtime/pipeline/pipeline_ledger), which this actor feeds with events and whose commands it carries out:
+// every candidate is recorded in replay.sqlite before its first dispatch and after each stage, so a head
+// killed at any instant resumes it; a stage whose actor dies or stops answering is re-dispatched; stale
+// answers are ignored; each candidate is scored exactly once.
 #include <algorithm>
 #include <map>
 
@@ -13,10 +13,10 @@
 
 #include "actors/roles.hpp"
 #include "messages/type_ids.hpp"
-#include "runtime/actor_failures.hpp"
-#include "runtime/fail_points.hpp"
-#include "runtime/pipeline_ledger.hpp"
-#include "runtime/pipeline_stages.hpp"
+#include "runtime/hosting/actor_failures.hpp"
+#include "runtime/hosting/fail_points.hpp"
+#include "runtime/pipeline/pipeline_ledger.hpp"
+#include "runtime/pipeline/pipeline_stages.hpp"
 
 namespace crucible::actors {
 namespace {
@@ -150,7 +150,7 @@ void store(conductor_actor* self, const std::string& gid, bool partial) {
 }
 
 // Sends one stage of one candidate: the same message for every stage, wherever its role runs; the answer's
-// slot (runtime/pipeline_stages) fills the candidate as scored so far.
+// slot (runtime/pipeline/pipeline_stages) fills the candidate as scored so far.
 void send_stage(conductor_actor* self, const runtime::ledger_command& cmd) {
   const std::string id = cmd.candidate_id, stage = cmd.stage;
   const uint64_t ticket = cmd.ticket;

@@ -6,8 +6,8 @@
 #include "messages/content_hash.hpp"
 #include "messages/type_ids.hpp"
 #include "policies/program_policy.hpp"
-#include "runtime/actor_failures.hpp"
-#include "runtime/run_context.hpp"
+#include "runtime/config/run_context.hpp"
+#include "runtime/hosting/actor_failures.hpp"
 
 namespace crucible::actors {
 namespace {

@@ -3,7 +3,7 @@
 // verifier confirmed with dynamic evidence joins the case database (so the judge learns cases as the run
 // goes), and a passing outlier is reviewed through the configured reviewer against the most similar
 // confirmed cases (kernels/verify/outlier_review.hpp). It gives verdicts, so it runs on the head only
-// (runtime/pipeline_stages).
+// (runtime/pipeline/pipeline_stages).
 #include <map>
 #include <mutex>
 
@@ -14,7 +14,7 @@
 #include "kernels/verify/hack_cases.hpp"
 #include "kernels/verify/outlier_review.hpp"
 #include "messages/type_ids.hpp"
-#include "runtime/actor_failures.hpp"
+#include "runtime/hosting/actor_failures.hpp"
 
 namespace crucible::actors {
 namespace {

@@ -6,10 +6,10 @@
 #include "messages/type_ids.hpp"
 #include "policies/grpo_trainer.hpp"
 #include "policies/program_policy.hpp"
-#include "runtime/actor_failures.hpp"
-#include "runtime/checkpoints.hpp"
-#include "runtime/fail_points.hpp"
-#include "runtime/metrics_log.hpp"
+#include "runtime/hosting/actor_failures.hpp"
+#include "runtime/hosting/fail_points.hpp"
+#include "runtime/storage/checkpoints.hpp"
+#include "runtime/storage/metrics_log.hpp"
 
 namespace crucible::actors {
 namespace {

@@ -3,9 +3,9 @@
 
 #include "actors/roles.hpp"
 #include "messages/type_ids.hpp"
-#include "runtime/actor_failures.hpp"
-#include "runtime/checkpoints.hpp"
-#include "runtime/replay_store.hpp"
+#include "runtime/hosting/actor_failures.hpp"
+#include "runtime/storage/checkpoints.hpp"
+#include "runtime/storage/replay_store.hpp"
 
 namespace crucible::actors {
 namespace {

@@ -5,7 +5,7 @@
 #include <caf/actor.hpp>
 #include <caf/fwd.hpp>
 
-#include "runtime/role_registry.hpp"
+#include "runtime/hosting/role_registry.hpp"
 
 namespace crucible::actors {
 
@@ -14,7 +14,7 @@ namespace crucible::actors {
 caf::actor spawn_generator(caf::actor_system& sys, const runtime::role_context& ctx);
 
 // The stage roles (compiler, benchmarker, verifier, judge) answer the one stage message,
-// (stage_atom, stage_request) -> scored_candidate, filling their slot (runtime/pipeline_stages).
+// (stage_atom, stage_request) -> scored_candidate, filling their slot (runtime/pipeline/pipeline_stages).
 
 /// compile: compile_result through the sandboxed, content-hash-cached compiler.
 caf::actor spawn_compiler(caf::actor_system& sys, const runtime::role_context& ctx);
@@ -40,8 +40,8 @@ caf::actor spawn_replay_buffer(caf::actor_system& sys, const runtime::role_conte
 /// checkpoints; (checkpoint_atom) -> int64_t step checkpointed; (status_atom) -> status_report.
 caf::actor spawn_learner(caf::actor_system& sys, const runtime::role_context& ctx);
 
-/// Drives groups through the pipeline (runtime/pipeline_ledger decides, the replay buffer records each
-/// candidate from generation on, and groups left in flight by an earlier process are resumed first);
+/// Drives groups through the pipeline (runtime/pipeline/pipeline_ledger decides, the replay buffer records
+/// each candidate from generation on, and groups left in flight by an earlier process are resumed first);
 /// (stop_atom, double grace_s) -> status_report once drained;
 /// (status_atom) -> status_report.
 caf::actor spawn_conductor(caf::actor_system& sys, const runtime::role_context& ctx);

@@ -3,7 +3,7 @@
 #include "actors/roles.hpp"
 #include "kernels/verify/judge.hpp"
 #include "messages/type_ids.hpp"
-#include "runtime/actor_failures.hpp"
+#include "runtime/hosting/actor_failures.hpp"
 
 namespace crucible::actors {
 namespace {

@@ -36,8 +36,8 @@
 #include "kernels/program/program_space.hpp"
 #include "kernels/task/chain_shapes.hpp"
 #include "kernels/task/task_loader.hpp"
-#include "runtime/config.hpp"
-#include "runtime/split_fields.hpp"
+#include "runtime/config/config.hpp"
+#include "runtime/config/split_fields.hpp"
 
 namespace {
 

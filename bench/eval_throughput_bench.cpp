@@ -14,7 +14,7 @@
 #include "kernels/program/emit_cpu.hpp"
 #include "kernels/program/program_space.hpp"
 #include "kernels/task/task_loader.hpp"
-#include "runtime/config.hpp"
+#include "runtime/config/config.hpp"
 
 namespace {
 

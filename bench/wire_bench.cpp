@@ -21,8 +21,8 @@
 #include <caf/all.hpp>
 
 #include "messages/type_ids.hpp"
-#include "runtime/wire_head.hpp"
-#include "runtime/wire_peer.hpp"
+#include "runtime/cluster/wire_head.hpp"
+#include "runtime/cluster/wire_peer.hpp"
 #include "tests/messages/sample_messages.hpp"
 
 namespace {

@@ -5,8 +5,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
-#include "runtime/config.hpp"
-#include "runtime/control_client.hpp"
+#include "runtime/cluster/control_client.hpp"
+#include "runtime/config/config.hpp"
 
 namespace crucible::cli {
 namespace {

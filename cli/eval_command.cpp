@@ -7,7 +7,7 @@
 #include "kernels/eval/evaluate.hpp"
 #include "kernels/task/task_loader.hpp"
 #include "kernels/verify/verdict_vocabulary.hpp"
-#include "runtime/config.hpp"
+#include "runtime/config/config.hpp"
 
 namespace crucible::cli {
 

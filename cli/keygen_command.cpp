@@ -2,7 +2,7 @@
 #include <iostream>
 
 #include "cli/commands.hpp"
-#include "runtime/curve_keys.hpp"
+#include "runtime/cluster/curve_keys.hpp"
 
 namespace crucible::cli {
 

@@ -5,10 +5,10 @@
 
 #include "actors/roles.hpp"
 #include "cli/commands.hpp"
-#include "runtime/config.hpp"
-#include "runtime/logging.hpp"
-#include "runtime/node_session.hpp"
-#include "runtime/plugin_loader.hpp"
+#include "runtime/cluster/node_session.hpp"
+#include "runtime/config/config.hpp"
+#include "runtime/hosting/logging.hpp"
+#include "runtime/hosting/plugin_loader.hpp"
 
 namespace crucible::cli {
 

@@ -1,7 +1,7 @@
 #include <iostream>
 
 #include "cli/commands.hpp"
-#include "runtime/run_report.hpp"
+#include "runtime/storage/run_report.hpp"
 
 namespace crucible::cli {
 

@@ -89,13 +89,14 @@ CAF_ADD_TYPE_ID(crucible, (crucible::work_credit))
 CAF_ADD_TYPE_ID(crucible, (crucible::peer_disconnect))
 CAF_ADD_TYPE_ID(crucible, (crucible::wire_error))
 
-// The cluster runtime (runtime/cluster_gateway, runtime/node_session), appended likewise.
+// The cluster runtime (runtime/cluster/cluster_gateway, runtime/cluster/node_session), appended likewise.
 CAF_ADD_ATOM(crucible, crucible, join_atom, "join")
 CAF_ADD_ATOM(crucible, crucible, scale_atom, "scale")
 CAF_ADD_ATOM(crucible, crucible, remote_atom, "remote")
 CAF_ADD_ATOM(crucible, crucible, wire_atom, "wire")
 
-// The pipeline ledger's persistence (runtime/pipeline_ledger, runtime/replay_store), appended likewise.
+// The pipeline ledger's persistence (runtime/pipeline/pipeline_ledger, runtime/storage/replay_store),
+// appended likewise.
 CAF_ADD_ATOM(crucible, crucible, record_atom, "record")
 CAF_ADD_ATOM(crucible, crucible, restore_atom, "restore")
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/plugin_api.hpp"
+#include "runtime/hosting/plugin_api.hpp"
 
 namespace {
 

@@ -15,7 +15,7 @@
 
 namespace crucible::kernels {
 
-/// Config `judge:` (runtime/config.cpp).
+/// Config `judge:` (runtime/config/config.cpp).
 struct review_options {
   double review_speedup = 3.0;        ///< review a pass at or above this speedup vs eager
   double review_peak_fraction = 0.8;  ///< ... or at or above this fraction of the roofline (near-roofline)

@@ -13,8 +13,8 @@
 #include "actors/roles.hpp"
 #include "messages/envelope.hpp"
 #include "messages/type_ids.hpp"
-#include "runtime/config.hpp"
-#include "runtime/train_session.hpp"
+#include "runtime/config/config.hpp"
+#include "runtime/hosting/train_session.hpp"
 #include "tests/actors/short_run.hpp"
 #include "tests/kernels/verify/sample_sources.hpp"
 

@@ -9,9 +9,9 @@
 
 #include "actors/roles.hpp"
 #include "messages/envelope.hpp"
-#include "runtime/config.hpp"
-#include "runtime/plugin_loader.hpp"
-#include "runtime/train_session.hpp"
+#include "runtime/config/config.hpp"
+#include "runtime/hosting/plugin_loader.hpp"
+#include "runtime/hosting/train_session.hpp"
 #include "tests/actors/short_run.hpp"
 
 namespace crucible {

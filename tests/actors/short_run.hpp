@@ -13,7 +13,7 @@
 
 #include "messages/envelope.hpp"
 #include "messages/scored.hpp"
-#include "runtime/train_session.hpp"
+#include "runtime/hosting/train_session.hpp"
 
 namespace crucible::test {
 

@@ -1,7 +1,7 @@
 // End-to-end runs of the whole actor pipeline on the CPU target, small enough for CI: every actor does its
 // real job (policy sampling, g++, the isolated worker, the verifier, SQLite, GRPO). They check the ledger:
 // every generated candidate is scored exactly once, also when workers and actors are killed mid-run.
-#include "runtime/train_session.hpp"
+#include "runtime/hosting/train_session.hpp"
 
 #include <dirent.h>
 #include <signal.h>
@@ -22,8 +22,8 @@
 
 #include "actors/roles.hpp"
 #include "messages/type_ids.hpp"
-#include "runtime/checkpoints.hpp"
-#include "runtime/config.hpp"
+#include "runtime/config/config.hpp"
+#include "runtime/storage/checkpoints.hpp"
 
 namespace crucible {
 namespace {

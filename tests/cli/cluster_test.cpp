@@ -25,7 +25,7 @@
 #include <nlohmann/json.hpp>
 
 #include "messages/envelope.hpp"
-#include "runtime/control_client.hpp"
+#include "runtime/cluster/control_client.hpp"
 
 #include <gtest/gtest.h>
 

@@ -2,8 +2,8 @@
 // accounted for exactly once (scored, or stored as abandoned; none left pending, none stored twice), the
 // resumed run trains to its last step, and metrics.jsonl has one line per step.
 //
-// The moments are fail points (runtime/fail_points.hpp), reached by progress, not by time: the Nth time the
-// head passes a point it dies, whatever the machine's speed. N is drawn per point from a seed
+// The moments are fail points (runtime/hosting/fail_points.hpp), reached by progress, not by time: the Nth
+// time the head passes a point it dies, whatever the machine's speed. N is drawn per point from a seed
 // (CRUCIBLE_KILL_SEED, printed with every failure) within the range every run of this size reaches.
 #include <sqlite3.h>
 

@@ -32,7 +32,7 @@ TEST(TrainPlugins, AMissingPluginEndsTrainWithExitCode2) {
 
 TEST(TrainPlugins, ALibraryThatIsNoPluginEndsTrainWithExitCode2) {
   std::string lib = std::string(CRUCIBLE_BINARY_DIR) + "/tests/plugins/no_entry.so";
-  if (!fs::exists(lib)) GTEST_SKIP() << lib << " is built with test_runtime";
+  if (!fs::exists(lib)) GTEST_SKIP() << lib << " is built with test_runtime_hosting";
   std::string dir = fresh_temp_dir("not-a-plugin");
   auto r = crucible("train --set run.dir=" + dir + " --set plugins=[" + lib + "]");
   EXPECT_EQ(r.exit_code, 2) << r.out;

@@ -8,7 +8,7 @@
 
 #include <gtest/gtest.h>
 
-#include "runtime/checkpoints.hpp"
+#include "runtime/storage/checkpoints.hpp"
 #include "tests/cli/cli_support.hpp"
 
 namespace {

@@ -12,7 +12,7 @@
 
 #include "kernels/eval/evaluate.hpp"
 #include "kernels/task/task_loader.hpp"
-#include "runtime/config.hpp"
+#include "runtime/config/config.hpp"
 
 namespace crucible::kernels::test {
 

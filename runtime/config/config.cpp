@@ -1,0 +1,476 @@
+#include "runtime/config/config.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <set>
+#include <sstream>
+#include <variant>
+
+#include <yaml-cpp/yaml.h>
+
+#include "runtime/config/split_fields.hpp"
+#include "runtime/pipeline/pipeline_stages.hpp"
+
+namespace crucible::runtime {
+namespace {
+
+// Every key of the config, once: its path and a reference to the field. Loading, dumping and the
+// unknown-key check all walk this one list.
+using field_ref = std::variant<std::string*, int64_t*, int32_t*, double*, bool*, std::vector<std::string>*,
+                               std::vector<double>*, std::vector<int64_t>*, std::map<std::string, int64_t>*>;
+
+std::vector<std::pair<std::string, field_ref>> fields_of(config& c) {
+  return {
+      {"target", &c.target},
+      {"run.dir", &c.run.dir},
+      {"run.max_steps", &c.run.max_steps},
+      {"run.max_minutes", &c.run.max_minutes},
+      {"run.seed", &c.run.seed},
+      {"run.checkpoint_every", &c.run.checkpoint_every},
+      {"run.log_level", &c.run.log_level},
+      {"run.progress", &c.run.progress},
+      {"run.shutdown_grace_s", &c.run.shutdown_grace_s},
+      {"run.threads", &c.run.threads},
+      {"run.max_role_count", &c.run.max_role_count},
+      {"tasks.dir", &c.tasks.dir},
+      {"tasks.include", &c.tasks.include},
+      {"tasks.exclude", &c.tasks.exclude},
+      {"roles", &c.roles},
+      {"pipeline", &c.pipeline},
+      {"async.max_staleness", &c.async.max_staleness},
+      {"async.groups_in_flight", &c.async.groups_in_flight},
+      {"learner.group_size", &c.learner.group_size},
+      {"learner.groups_per_step", &c.learner.groups_per_step},
+      {"replay.exemplars", &c.replay.exemplars},
+      {"replay.temperature", &c.replay.temperature},
+      {"replay.bucket_edges", &c.replay.bucket_edges},
+      {"policy.d_model", &c.policy.d_model},
+      {"policy.layers", &c.policy.layers},
+      {"policy.heads", &c.policy.heads},
+      {"policy.max_context", &c.policy.max_context},
+      {"policy.threads", &c.policy_threads},
+      {"generator.temperature", &c.generator_temperature},
+      {"grpo.variant", &c.grpo.variant},
+      {"grpo.lr", &c.grpo.lr},
+      {"grpo.clip", &c.grpo.clip},
+      {"grpo.clip_high", &c.grpo.clip_high},
+      {"grpo.kl_coef", &c.grpo.kl_coef},
+      {"grpo.reward_clip", &c.grpo.reward_clip},
+      {"grpo.max_grad_norm", &c.grpo.max_grad_norm},
+      {"grpo.entropy_coef", &c.grpo.entropy_coef},
+      {"grpo.epochs", &c.grpo.epochs},
+      {"cuda.arch", &c.cuda.arch},
+      {"cuda.nvcc", &c.cuda.nvcc},
+      {"cuda.cudnn_dir", &c.cuda.cudnn_dir},
+      {"cuda.devices", &c.cuda.devices},
+      {"compiler.cxx", &c.compiler.cxx},
+      {"compiler.flags", &c.compiler.flags},
+      {"compiler.libs", &c.compiler.libs},
+      {"compiler.cache_dir", &c.compiler.cache_dir},
+      {"compiler.timeout_s", &c.compiler.timeout_s},
+      {"compiler.memory_mb", &c.compiler.memory_mb},
+      {"compiler.isolate_network", &c.compiler.isolate_network},
+      {"benchmark.seeds", &c.benchmark.eval.seeds},
+      {"benchmark.input_sets", &c.benchmark.eval.input_sets},
+      {"benchmark.warmup", &c.benchmark.eval.warmup},
+      {"benchmark.warmup_ms", &c.benchmark.eval.warmup_ms},
+      {"benchmark.buckets", &c.benchmark.eval.buckets},
+      {"benchmark.trials", &c.benchmark.eval.trials},
+      {"benchmark.flush_cache", &c.benchmark.eval.flush_cache},
+      {"benchmark.time_launch", &c.benchmark.eval.time_launch},
+      {"benchmark.threads", &c.benchmark.eval.threads},
+      {"benchmark.settle_ms", &c.benchmark.eval.settle_ms},
+      {"benchmark.max_spread", &c.benchmark.eval.max_spread},
+      {"benchmark.max_reruns", &c.benchmark.eval.max_reruns},
+      {"benchmark.early_stop_slowdown", &c.benchmark.eval.early_stop_slowdown},
+      {"benchmark.checked_share", &c.benchmark.eval.checked_share},
+      {"benchmark.timeout_s", &c.benchmark.worker.timeout_s},
+      {"benchmark.memory_mb", &c.benchmark.worker.memory_mb},
+      {"benchmark.standby_worker", &c.benchmark.worker.standby},
+      {"benchmark.max_attempts", &c.benchmark.runner.max_attempts},
+      {"benchmark.outlier_speedup", &c.benchmark.runner.outlier_speedup},
+      {"benchmark.outlier_vs_best", &c.benchmark.runner.outlier_vs_best},
+      {"verifier.penalty", &c.verifier.penalty},
+      {"verifier.max_believed_speedup", &c.verifier.max_believed_speedup},
+      {"judge.review_speedup", &c.judge.review_speedup},
+      {"judge.review_peak_fraction", &c.judge.review_peak_fraction},
+      {"judge.review_static", &c.judge.review_static},
+      {"judge.case_similarity", &c.judge.case_similarity},
+      {"judge.cases_k", &c.judge.cases_k},
+      {"judge.reviewer", &c.judge.reviewer},
+      {"judge.cases_dir", &c.judge.cases_dir},
+      {"dispatch.max_attempts", &c.dispatch.max_attempts},
+      {"dispatch.stage_timeout_s", &c.dispatch.stage_timeout_s},
+      {"cluster.listen", &c.cluster.listen},
+      {"cluster.join", &c.cluster.join},
+      {"cluster.heartbeat_ms", &c.cluster.heartbeat_ms},
+      {"cluster.liveness", &c.cluster.liveness},
+      {"cluster.secret_key", &c.cluster.secret_key},
+      {"cluster.server_key", &c.cluster.server_key},
+      {"cluster.authorized_keys", &c.cluster.authorized_keys},
+      {"cluster.plaintext_remote", &c.cluster.plaintext_remote},
+      {"cluster.node_roles", &c.cluster.node_roles},
+      {"cluster.node_devices", &c.cluster.node_devices},
+      {"cluster.nodes", &c.cluster.nodes},
+      {"plugins", &c.plugins},
+  };
+}
+
+// Lookup without yaml-cpp's operator[] side effects on const nodes.
+YAML::Node find_path(const YAML::Node& root, const std::string& path) {
+  YAML::Node cur = YAML::Clone(root);
+  for (const auto& part : split_fields(path, '.')) {
+    if (!cur || !cur.IsMap()) return YAML::Node(YAML::NodeType::Undefined);
+    YAML::Node next = cur[part];
+    if (!next) return YAML::Node(YAML::NodeType::Undefined);
+    cur = next;
+  }
+  return cur;
+}
+
+std::string kind_of(const YAML::Node& n) {
+  switch (n.Type()) {
+    case YAML::NodeType::Null:
+      return "null";
+    case YAML::NodeType::Scalar:
+      return "'" + n.Scalar() + "'";
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Map:
+      return "a mapping";
+    default:
+      return "nothing";
+  }
+}
+
+template <class T>
+status read_scalar(const YAML::Node& n, const std::string& path, const char* what, T& out) {
+  if (!n.IsScalar()) return make_error(path + ": expected " + what + ", got " + kind_of(n));
+  try {
+    out = n.as<T>();
+  } catch (const std::exception&) {
+    return make_error(path + ": expected " + what + ", got " + kind_of(n));
+  }
+  return {};
+}
+
+template <class E>
+status read_list(const YAML::Node& n, const std::string& path, std::vector<E>* p, const char* what,
+                 const char* each) {
+  if (!n.IsSequence()) return make_error(path + ": expected " + what + ", got " + kind_of(n));
+  p->clear();
+  for (size_t i = 0; i < n.size(); ++i) {
+    E v{};
+    if (auto st = read_scalar(n[i], path + "[" + std::to_string(i) + "]", each, v); !st) return st;
+    p->push_back(v);
+  }
+  return {};
+}
+
+status read_field(const YAML::Node& n, const std::string& path, field_ref ref) {
+  struct visitor {
+    const YAML::Node& n;
+    const std::string& path;
+    status operator()(std::string* p) { return read_scalar(n, path, "a string", *p); }
+    status operator()(int64_t* p) { return read_scalar(n, path, "an integer", *p); }
+    status operator()(int32_t* p) { return read_scalar(n, path, "an integer", *p); }
+    status operator()(double* p) { return read_scalar(n, path, "a number", *p); }
+    status operator()(bool* p) { return read_scalar(n, path, "true or false", *p); }
+    status operator()(std::vector<std::string>* p) {
+      if (!n.IsSequence()) return make_error(path + ": expected a list of strings, got " + kind_of(n));
+      p->clear();
+      for (size_t i = 0; i < n.size(); ++i) {
+        std::string v;
+        if (auto st = read_scalar(n[i], path + "[" + std::to_string(i) + "]", "a string", v); !st) return st;
+        p->push_back(v);
+      }
+      return {};
+    }
+    status operator()(std::vector<double>* p) {
+      return read_list(n, path, p, "a list of numbers", "a number");
+    }
+    status operator()(std::vector<int64_t>* p) {
+      return read_list(n, path, p, "a list of integers", "an integer");
+    }
+    status operator()(std::map<std::string, int64_t>* p) {
+      if (!n.IsMap())
+        return make_error(path + ": expected a mapping of role name to count, got " + kind_of(n));
+      // Listed roles replace the defaults one by one; a role set to 0 is switched off.
+      for (const auto& kv : n) {
+        std::string role = kv.first.as<std::string>();
+        int64_t count = 0;
+        if (auto st = read_scalar(kv.second, path + "." + role, "an integer count", count); !st) return st;
+        (*p)[role] = count;
+      }
+      return {};
+    }
+  };
+  return std::visit(visitor{n, path}, ref);
+}
+
+// The first key written twice in one mapping, as its path; empty when none. YAML parsers keep the first and
+// drop the second silently, so a user's second value would be ignored without a word.
+std::string duplicate_key(const YAML::Node& n, const std::string& prefix) {
+  if (!n.IsMap()) return "";
+  std::set<std::string> seen;
+  for (const auto& kv : n) {
+    std::string key = kv.first.Scalar();
+    std::string path = prefix.empty() ? key : prefix + "." + key;
+    if (!seen.insert(key).second) return path;
+    if (auto deeper = duplicate_key(kv.second, path); !deeper.empty()) return deeper;
+  }
+  return "";
+}
+
+void collect_leaves(const YAML::Node& n, const std::string& prefix, std::vector<std::string>& out) {
+  if (n.IsMap() && prefix != "roles" && prefix != "cluster.node_roles") {
+    for (const auto& kv : n) {
+      std::string key = kv.first.as<std::string>();
+      collect_leaves(kv.second, prefix.empty() ? key : prefix + "." + key, out);
+    }
+  } else {
+    out.push_back(prefix);
+  }
+}
+
+status apply_override(YAML::Node& root, const std::string& assignment) {
+  auto eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0)
+    return make_error("--set '" + assignment + "': expected key.path=value (e.g. grpo.lr=5e-4)");
+  std::string path = assignment.substr(0, eq);
+  YAML::Node value;
+  try {
+    value = YAML::Load(assignment.substr(eq + 1));
+  } catch (const std::exception& e) {
+    return make_error("--set " + path + ": value is not valid YAML: " + e.what());
+  }
+  if (!value || value.IsNull()) value = YAML::Node(std::string());
+  auto parts = split_fields(path, '.');
+  YAML::Node cur = root;
+  for (size_t i = 0; i + 1 < parts.size(); ++i) {
+    if (cur[parts[i]] && !cur[parts[i]].IsMap())
+      return make_error("--set " + path + ": '" + parts[i] + "' is not a section");
+    if (!cur[parts[i]]) cur[parts[i]] = YAML::Node(YAML::NodeType::Map);
+    cur.reset(cur[parts[i]]);
+  }
+  cur[parts.back()] = value;
+  return {};
+}
+
+status validate_judge(const config& c) {
+  const auto& j = c.judge;
+  if (!(j.review_speedup >= 0))
+    return make_error("judge.review_speedup: expected >= 0 (0 reviews every pass)");
+  if (!(j.review_peak_fraction >= 0))
+    return make_error("judge.review_peak_fraction: expected >= 0 (a fraction of the roofline, e.g. 0.8)");
+  if (!(j.case_similarity > 0 && j.case_similarity <= 1))
+    return make_error("judge.case_similarity: expected a similarity in (0, 1]");
+  if (j.cases_k < 1) return make_error("judge.cases_k: expected >= 1");
+  if (auto r = kernels::make_reviewer(j); !r) return r.err();
+  bool in_pipeline = std::find(c.pipeline.begin(), c.pipeline.end(), "judge") != c.pipeline.end();
+  std::error_code ec;
+  if (in_pipeline && !j.cases_dir.empty() && !std::filesystem::is_directory(j.cases_dir, ec))
+    return make_error("judge.cases_dir: '" + j.cases_dir + "' is not a directory");
+  return {};
+}
+
+status validate(const config& c) {
+  auto need = [](bool ok, const std::string& msg) -> status { return ok ? status{} : make_error(msg); };
+  status checks[] = {
+      need(c.target == "cpu" || c.target == "cuda", "target: expected cpu or cuda, got '" + c.target + "'"),
+      need(c.run.max_steps >= 1, "run.max_steps: expected >= 1"),
+      need(c.run.max_minutes > 0, "run.max_minutes: expected > 0"),
+      need(c.run.checkpoint_every >= 1, "run.checkpoint_every: expected >= 1"),
+      need(c.run.threads >= 0, "run.threads: expected >= 0"),
+      need(c.run.max_role_count >= 1, "run.max_role_count: expected >= 1"),
+      need(std::set<std::string>{"trace", "debug", "info", "warn", "error"}.count(c.run.log_level) == 1,
+           "run.log_level: expected trace, debug, info, warn or error"),
+      need(c.async.max_staleness >= 0, "async.max_staleness: expected >= 0"),
+      need(c.async.groups_in_flight >= 1, "async.groups_in_flight: expected >= 1"),
+      need(c.learner.group_size >= 2, "learner.group_size: expected >= 2 (GRPO compares within a group)"),
+      need(c.learner.groups_per_step >= 1, "learner.groups_per_step: expected >= 1"),
+      need(c.replay.exemplars >= 0, "replay.exemplars: expected >= 0"),
+      need(c.replay.temperature > 0, "replay.temperature: expected > 0"),
+      need(c.generator_temperature > 0, "generator.temperature: expected > 0"),
+      need(c.policy.d_model >= 8 && c.policy.heads >= 1 && c.policy.d_model % c.policy.heads == 0,
+           "policy.d_model: expected >= 8 and divisible by policy.heads"),
+      need(c.policy.layers >= 1, "policy.layers: expected >= 1"),
+      need(c.policy.max_context >= 32, "policy.max_context: expected >= 32"),
+      need(c.policy_threads >= 1, "policy.threads: expected >= 1"),
+      need(c.grpo.variant == "grpo" || c.grpo.variant == "dr_grpo" || c.grpo.variant == "dapo",
+           "grpo.variant: expected grpo, dr_grpo or dapo, got '" + c.grpo.variant + "'"),
+      need(c.grpo.lr > 0, "grpo.lr: expected > 0"),
+      need(c.grpo.clip > 0 && c.grpo.clip < 1, "grpo.clip: expected in (0, 1)"),
+      need(c.grpo.reward_clip > 0, "grpo.reward_clip: expected > 0"),
+      need(c.grpo.epochs >= 1, "grpo.epochs: expected >= 1"),
+      need(c.compiler.timeout_s > 0, "compiler.timeout_s: expected > 0"),
+      need(c.compiler.memory_mb >= 256, "compiler.memory_mb: expected >= 256"),
+      need(c.benchmark.eval.seeds >= 2, "benchmark.seeds: expected >= 2 (one nominal, one heavy-tailed)"),
+      need(c.benchmark.eval.input_sets >= 2, "benchmark.input_sets: expected >= 2"),
+      need(c.benchmark.eval.warmup >= 0 && c.benchmark.eval.warmup_ms >= 0,
+           "benchmark.warmup and benchmark.warmup_ms: expected >= 0"),
+      need(c.benchmark.eval.buckets >= 1 && c.benchmark.eval.trials >= 1,
+           "benchmark.buckets and benchmark.trials: expected >= 1"),
+      need(c.benchmark.eval.checked_share > 0 && c.benchmark.eval.checked_share <= 1,
+           "benchmark.checked_share: expected a share in (0, 1]"),
+      need(c.benchmark.eval.threads >= 1, "benchmark.threads: expected >= 1"),
+      need(c.benchmark.worker.timeout_s > 0, "benchmark.timeout_s: expected > 0"),
+      need(c.benchmark.runner.max_attempts >= 1, "benchmark.max_attempts: expected >= 1"),
+      need(c.dispatch.max_attempts >= 1, "dispatch.max_attempts: expected >= 1"),
+      need(c.dispatch.stage_timeout_s > c.benchmark.worker.timeout_s,
+           "dispatch.stage_timeout_s: expected more than benchmark.timeout_s"),
+      need(!c.pipeline.empty(), "pipeline: expected at least one stage"),
+      need(c.target != "cuda" || !c.cuda.devices.empty(), "cuda.devices: expected at least one device"),
+      need(c.cuda.arch.rfind("sm_", 0) == 0,
+           "cuda.arch: expected sm_<NN> (e.g. sm_90), got '" + c.cuda.arch + "'"),
+  };
+  for (auto d : c.cuda.devices)
+    if (d < 0) return make_error("cuda.devices: expected device indices >= 0");
+  if (auto st = validate_judge(c); !st) return st;
+  for (auto& st : checks)
+    if (!st) return st;
+  for (size_t i = 1; i < c.replay.bucket_edges.size(); ++i)
+    if (!(c.replay.bucket_edges[i - 1] < c.replay.bucket_edges[i]))
+      return make_error("replay.bucket_edges: expected strictly increasing numbers");
+  for (const auto& [role, n] : c.roles) {
+    if (n < 0) return make_error("roles." + role + ": expected a count >= 0");
+    if (n > c.run.max_role_count)
+      return make_error("roles." + role + ": " + std::to_string(n) + " is above run.max_role_count (" +
+                        std::to_string(c.run.max_role_count) + ")");
+  }
+  for (const auto& [role, n] : c.cluster.node_roles) {
+    if (n < 0) return make_error("cluster.node_roles." + role + ": expected a count >= 0");
+    if (auto no = node_refusal(role); n > 0 && !no.empty())
+      return make_error("cluster.node_roles." + role + ": " + role + no + " (give the head roles." + role +
+                        " instead)");
+    if (n > c.run.max_role_count)
+      return make_error("cluster.node_roles." + role + ": " + std::to_string(n) +
+                        " is above run.max_role_count (" + std::to_string(c.run.max_role_count) + ")");
+  }
+  if (c.cluster.heartbeat_ms < 10) return make_error("cluster.heartbeat_ms: expected >= 10");
+  if (c.cluster.liveness < 2) return make_error("cluster.liveness: expected >= 2");
+  if (c.cluster.nodes < 0) return make_error("cluster.nodes: expected >= 0");
+  for (auto d : c.cluster.node_devices)
+    if (d < 0) return make_error("cluster.node_devices: expected device indices >= 0");
+  for (const auto& p : c.plugins)
+    if (p.empty()) return make_error("plugins: expected paths of shared libraries, got an empty one");
+  return {};
+}
+
+}  // namespace
+
+expected<config> parse_config(const std::string& yaml_text, const std::vector<std::string>& overrides,
+                              const std::string& origin) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml_text);
+  } catch (const YAML::Exception& e) {
+    return make_error(origin + ": not valid YAML: " + e.what());
+  }
+  if (!root || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
+  if (!root.IsMap()) return make_error(origin + ": expected a mapping at the top level");
+  if (auto dup = duplicate_key(root, ""); !dup.empty())
+    return make_error(origin + ": key '" + dup + "' is written twice (the second would be ignored)");
+  for (const auto& o : overrides)
+    if (auto st = apply_override(root, o); !st) return st.err();
+
+  config c;
+  auto fields = fields_of(c);
+  std::set<std::string> known;
+  for (const auto& [path, ref] : fields) known.insert(path);
+  std::vector<std::string> leaves;
+  collect_leaves(root, "", leaves);
+  for (const auto& leaf : leaves) {
+    if (known.count(leaf)) continue;
+    // A section given as a scalar, or a key that exists nowhere.
+    std::string hint;
+    for (const auto& k : known)
+      if (k.rfind(leaf + ".", 0) == 0) hint = " ('" + leaf + "' is a section)";
+    return make_error(origin + ": unknown key '" + leaf + "'" + hint);
+  }
+  for (const auto& [path, ref] : fields) {
+    YAML::Node n = find_path(root, path);
+    if (!n.IsDefined()) continue;
+    if (auto st = read_field(n, path, ref); !st) return make_error(origin + ": " + st.message());
+  }
+  // The judge stage needs a judge: one by default, unless the file says how many (0: nodes serve it).
+  if (std::find(c.pipeline.begin(), c.pipeline.end(), "judge") != c.pipeline.end() &&
+      !c.roles.count("judge") && !find_path(root, "roles.judge").IsDefined())
+    c.roles["judge"] = 1;
+  if (auto st = validate(c); !st) return make_error(origin + ": " + st.message());
+  c.policy.target = c.target;  // the policy decodes programs of the run's target's space
+  if (c.target == "cuda") {
+    // The CUDA target compiles with nvcc: its defaults replace the CPU compiler's, key by key, unless the
+    // file set that key itself.
+    auto cu = kernels::cuda_compiler_defaults(c.cuda.arch, c.cuda.cudnn_dir);
+    if (!c.cuda.nvcc.empty()) cu.cxx = c.cuda.nvcc;
+    c.compiler.target = "cuda";
+    if (!find_path(root, "compiler.cxx").IsDefined()) c.compiler.cxx = cu.cxx;
+    if (!find_path(root, "compiler.flags").IsDefined()) c.compiler.flags = cu.flags;
+    if (!find_path(root, "compiler.libs").IsDefined()) c.compiler.libs = cu.libs;
+    if (!find_path(root, "compiler.memory_mb").IsDefined()) c.compiler.memory_mb = cu.memory_mb;
+    c.compiler.include_dirs = cu.include_dirs;
+    c.compiler.lib_dirs = cu.lib_dirs;
+    // CUDA reserves far more address space than it uses: no RLIMIT_AS on a CUDA worker.
+    if (!find_path(root, "benchmark.memory_mb").IsDefined()) c.benchmark.worker.memory_mb = 0;
+    // A re-measurement in a fresh worker (an outlier, a retry) finds one already loaded. On the CPU target
+    // a worker loading beside a measurement would compete with it for the cores it times.
+    if (!find_path(root, "benchmark.standby_worker").IsDefined()) c.benchmark.worker.standby = true;
+  }
+  return c;
+}
+
+expected<config> load_config(const std::string& path, const std::vector<std::string>& overrides) {
+  std::ifstream in(path);
+  if (!in) return make_error("cannot read config file '" + path + "'");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  // A file with nothing in it (or only comments) is a mistake, not a request for every default.
+  try {
+    if (YAML::Node n = YAML::Load(ss.str()); !n || n.IsNull())
+      return make_error(path +
+                        ": the config file is empty (no key is set); leave out --config for the defaults");
+  } catch (const YAML::Exception&) {
+    // parse_config says what is wrong with it
+  }
+  return parse_config(ss.str(), overrides, path);
+}
+
+std::string to_yaml(const config& c_in) {
+  config c = c_in;
+  YAML::Node root(YAML::NodeType::Map);
+  for (const auto& [path, ref] : fields_of(c)) {
+    auto parts = split_fields(path, '.');
+    YAML::Node cur = root;
+    for (size_t i = 0; i + 1 < parts.size(); ++i) {
+      if (!cur[parts[i]]) cur[parts[i]] = YAML::Node(YAML::NodeType::Map);
+      cur.reset(cur[parts[i]]);
+    }
+    std::visit(
+        [&](auto* p) {
+          using T = std::decay_t<decltype(*p)>;
+          if constexpr (std::is_same_v<T, std::map<std::string, int64_t>>) {
+            YAML::Node m(YAML::NodeType::Map);
+            for (const auto& [k, v] : *p) m[k] = v;
+            cur[parts.back()] = m;
+          } else if constexpr (std::is_same_v<T, std::vector<std::string>> ||
+                               std::is_same_v<T, std::vector<double>> ||
+                               std::is_same_v<T, std::vector<int64_t>>) {
+            YAML::Node s(YAML::NodeType::Sequence);
+            for (const auto& v : *p) s.push_back(v);
+            s.SetStyle(YAML::EmitterStyle::Flow);
+            cur[parts.back()] = s;
+          } else {
+            cur[parts.back()] = *p;
+          }
+        },
+        ref);
+  }
+  YAML::Emitter out;
+  out << root;
+  return std::string(out.c_str()) + "\n";
+}
+
+}  // namespace crucible::runtime

@@ -1,0 +1,142 @@
+#pragma once
+// The run configuration: one YAML file (configs/*.yaml) with defaults for every key, `--set key=value`
+// overrides, and validation whose errors name the key path and what was expected. Unknown keys are errors,
+// so a typo never silently falls back to a default.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "kernels/eval/compiler.hpp"
+#include "kernels/eval/worker_client.hpp"
+#include "kernels/verify/judge.hpp"
+#include "kernels/verify/outlier_review.hpp"
+#include "messages/evaluation.hpp"
+#include "messages/expected.hpp"
+#include "policies/grpo_trainer.hpp"
+#include "policies/program_policy.hpp"
+
+namespace crucible::runtime {
+
+struct run_section {
+  std::string dir = "runs/local";  ///< run directory: metrics.jsonl, replay.sqlite, checkpoints/, log
+  int64_t max_steps = 60;          ///< learner steps; the run ends after the last one
+  double max_minutes = 12.0;       ///< wall-clock budget; the run checkpoints and ends when it is spent
+  int64_t seed = 1;
+  int64_t checkpoint_every = 10;   ///< learner steps between checkpoints (and one at the end)
+  std::string log_level = "info";  ///< trace | debug | info | warn | error
+  bool progress = true;            ///< a progress line on the terminal per learner step
+  double shutdown_grace_s = 20.0;  ///< how long a stop waits for work in flight
+  int64_t threads = 0;             ///< CAF scheduler threads (0: number of cores)
+  int64_t max_role_count = 256;    ///< most members of a role in one process (roles:, crucible scale)
+};
+
+struct tasks_section {
+  std::string dir;                   ///< empty: the suite in the source tree (kernels/tasks)
+  std::vector<std::string> include;  ///< empty: every task of the target
+  std::vector<std::string> exclude;
+};
+
+struct async_section {
+  int64_t max_staleness = 2;     ///< oldest policy version a trained group may come from (0: synchronous)
+  int64_t groups_in_flight = 3;  ///< GRPO groups generated/evaluated concurrently
+};
+
+struct learner_section {
+  int64_t group_size = 8;       ///< G: candidates per prompt
+  int64_t groups_per_step = 2;  ///< groups per GRPO update
+};
+
+struct replay_section {
+  int64_t exemplars = 2;     ///< contrastive exemplars per prompt (CUDA-L1: 2, from distinct buckets)
+  double temperature = 1.0;  ///< softmax temperature over bucket mean speedups
+  std::vector<double> bucket_edges = {0.5, 0.9, 1.1, 1.5, 3.0};  ///< speedup bucket boundaries
+};
+
+struct benchmark_section {
+  eval_options eval;
+  kernels::worker_options worker;
+  kernels::runner_options runner;
+};
+
+/// The CUDA target (target: cuda). compiler.* then defaults to nvcc (kernels::cuda_compiler_defaults) for
+/// every compiler key the file does not set, and benchmark.memory_mb to 0 (no address-space limit).
+struct cuda_section {
+  std::string arch = "sm_90";  ///< nvcc -arch
+  std::string nvcc;            ///< empty: $CRUCIBLE_NVCC, nvcc on PATH, /usr/local/cuda/bin/nvcc
+  std::string cudnn_dir;       ///< cuDNN's include/ and lib/ (empty: $CRUCIBLE_CUDNN_DIR, or nvcc's own)
+  std::vector<int64_t> devices = {0};  ///< benchmarker i measures on devices[i % size], one worker each
+};
+
+struct dispatch_section {
+  int64_t max_attempts = 3;      ///< dispatches of one stage before the candidate is scored as an error
+  double stage_timeout_s = 180;  ///< a stage answer slower than this counts as a lost actor
+};
+
+/// The cluster (docs/cluster.md): a head (`crucible train` with cluster.listen set) and node processes
+/// (`crucible node --join`) that serve pipeline stages for it over ZeroMQ (runtime/cluster/wire_head,
+/// wire_peer). One file describes both sides; a node reads the node_* keys, the head the rest.
+struct cluster_section {
+  std::string listen;  ///< the head's endpoint, e.g. tcp://*:5555; empty: everything in one process
+  std::string join;    ///< a node's head endpoint (`--join` overrides it)
+  int64_t heartbeat_ms = 1000;
+  int64_t liveness = 3;  ///< heartbeat intervals of silence after which the other side is dead
+  /// CURVE: this process's key file (the head's server key, or a node's client key); empty: no CURVE.
+  std::string secret_key;
+  std::string server_key;       ///< a node: the head's public key file
+  std::string authorized_keys;  ///< the head: the client public keys it admits (a file, or a directory)
+  /// The head without CURVE keys: false (the default) listens on loopback only, so no process of another
+  /// host can join, serve stages or send control commands; true accepts them unauthenticated (a private
+  /// network, a test in network namespaces). runtime/cluster/listen_policy.hpp.
+  bool plaintext_remote = false;
+  /// What a node runs by default (`--roles` overrides): pipeline roles and their counts. Never verifier or
+  /// judge: verdicts are made on the head (runtime/pipeline/pipeline_stages.hpp).
+  std::map<std::string, int64_t> node_roles = {{"compiler", 1}, {"benchmarker", 1}};
+  std::vector<int64_t> node_devices;  ///< a node's benchmarker devices (empty: cuda.devices); `--devices`
+  int64_t nodes = 0;                  ///< node processes a launch starts (the placement plan; Slurm sets it)
+};
+
+struct config {
+  std::string target = "cpu";
+  run_section run;
+  tasks_section tasks;
+  std::map<std::string, int64_t> roles = {{"conductor", 1},   {"generator", 1}, {"compiler", 2},
+                                          {"benchmarker", 1}, {"verifier", 1},  {"replay_buffer", 1},
+                                          {"learner", 1}};
+  std::vector<std::string> pipeline = {"compile", "benchmark", "verify"};
+  async_section async;
+  learner_section learner;
+  replay_section replay;
+  policies::policy_config policy;
+  policies::grpo_config grpo;
+  double generator_temperature = 1.0;
+  int64_t policy_threads = 1;  ///< LibTorch intra-op threads of the policy (generators and learner)
+  cuda_section cuda;
+  kernels::compiler_options compiler;
+  benchmark_section benchmark;
+  kernels::judge_options verifier;
+  /// The optional judge stage (pipeline: [..., verify, judge]; kernels/verify/outlier_review.hpp). With judge
+  /// in the pipeline and no roles.judge in the file, one judge runs.
+  kernels::review_options judge;
+  dispatch_section dispatch;
+  cluster_section cluster;
+  /// Shared libraries that register roles (runtime/hosting/plugin_api.hpp), loaded before any actor starts.
+  std::vector<std::string> plugins;
+};
+
+/// Parses YAML text over the defaults, applies `overrides` ("a.b=value", value in YAML syntax), validates.
+expected<config> parse_config(const std::string& yaml_text, const std::vector<std::string>& overrides = {},
+                              const std::string& origin = "<config>");
+
+/// Reads a file, then parse_config.
+expected<config> load_config(const std::string& path, const std::vector<std::string>& overrides = {});
+
+/// The embedded default (configs/local.yaml compiled into the binary).
+const std::string& embedded_default_config();
+/// configs/gpu.yaml compiled in: what `crucible eval --target cuda` uses without --config.
+const std::string& embedded_gpu_config();
+
+/// The resolved config as YAML (every key), for the run directory and --print-config.
+std::string to_yaml(const config& c);
+
+}  // namespace crucible::runtime

@@ -1,0 +1,94 @@
+#include "runtime/config/run_context.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "kernels/task/task_loader.hpp"
+
+namespace crucible::runtime {
+
+namespace fs = std::filesystem;
+
+double unix_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+expected<config> load_run_config(const std::string& run_dir, const std::vector<std::string>& overrides) {
+  std::string path = run_dir + "/config.yaml";
+  if (!fs::exists(path))
+    return make_error("'" + run_dir + "' is not a run directory (no config.yaml to resume)");
+  std::vector<std::string> all = {"run.dir=" + run_dir};
+  all.insert(all.end(), overrides.begin(), overrides.end());
+  return load_config(path, all);
+}
+
+expected<std::vector<task_spec>> select_tasks(const config& cfg) {
+  std::string task_dir = cfg.tasks.dir.empty() ? kernels::default_task_dir() : cfg.tasks.dir;
+  auto suite = kernels::load_task_suite(task_dir, cfg.target);
+  if (!suite) return make_error("tasks.dir: " + suite.message());
+  std::set<std::string> names;
+  for (const auto& t : *suite) names.insert(t.name);
+  for (const auto& want : cfg.tasks.include)
+    if (!names.count(want))
+      return make_error("tasks.include: no task named '" + want + "' for target " + cfg.target);
+  auto listed = [](const std::vector<std::string>& list, const std::string& name) {
+    return std::find(list.begin(), list.end(), name) != list.end();
+  };
+  std::vector<task_spec> out;
+  for (auto& t : *suite)
+    if ((cfg.tasks.include.empty() || listed(cfg.tasks.include, t.name)) &&
+        !listed(cfg.tasks.exclude, t.name))
+      out.push_back(std::move(t));
+  if (out.empty()) return make_error("no tasks left to train on (check tasks.include / tasks.exclude)");
+  return out;
+}
+
+expected<std::shared_ptr<run_context>> prepare_run(const config& cfg, bool resume) {
+  // Everything that can fail on the config alone fails before the run directory is touched: a typo in
+  // tasks.include must not move the previous run aside.
+  auto tasks = select_tasks(cfg);
+  if (!tasks) return tasks.err();
+  auto ctx = std::make_shared<run_context>();
+  ctx->cfg = cfg;
+  ctx->resume = resume;
+  ctx->start_unix = unix_now();
+  std::error_code ec;
+  fs::path dir = fs::absolute(cfg.run.dir, ec);
+  if (ec) return make_error("run.dir '" + cfg.run.dir + "': " + ec.message());
+  ctx->dir = dir.lexically_normal().string();
+  if (!ctx->dir.empty() && ctx->dir.back() == '/') ctx->dir.pop_back();
+  bool has_run = fs::exists(dir / "metrics.jsonl") || fs::exists(dir / "replay.sqlite");
+  if (resume && !has_run) return make_error("--resume: '" + ctx->dir + "' holds no run to resume");
+  if (!resume && has_run) {
+    // A finished or interrupted run is never overwritten silently; the old one moves aside.
+    fs::path aside = dir.string() + ".prev-" + std::to_string(static_cast<long long>(unix_now()));
+    fs::rename(dir, aside, ec);
+    if (ec)
+      return make_error("run.dir '" + ctx->dir +
+                        "' holds a run and could not be moved aside: " + ec.message());
+  }
+  fs::create_directories(dir / "checkpoints", ec);
+  if (ec) return make_error("cannot create run directory '" + ctx->dir + "': " + ec.message());
+  if (ctx->cfg.compiler.cache_dir.empty()) ctx->cfg.compiler.cache_dir = ctx->path("compile_cache");
+  fs::create_directories(ctx->cfg.compiler.cache_dir, ec);
+  if (ec) return make_error("compiler.cache_dir '" + ctx->cfg.compiler.cache_dir + "': " + ec.message());
+  ctx->cfg.benchmark.worker.log_path = ctx->path("eval_worker.log");
+
+  int incarnation = 0;
+  if (resume) {
+    while (fs::exists(dir / ("config.resume-" + std::to_string(incarnation + 1) + ".yaml"))) ++incarnation;
+    ++incarnation;
+    std::ofstream(dir / ("config.resume-" + std::to_string(incarnation) + ".yaml")) << to_yaml(ctx->cfg);
+  } else {
+    std::ofstream(dir / "config.yaml") << to_yaml(ctx->cfg);
+  }
+  ctx->incarnation = "r" + std::to_string(incarnation);
+
+  ctx->tasks = std::move(*tasks);
+  for (const auto& t : ctx->tasks) ctx->task_by_name[t.name] = t;
+  return ctx;
+}
+
+}  // namespace crucible::runtime

@@ -1,0 +1,46 @@
+#pragma once
+// What every actor of one run shares, read-only once the run starts: the resolved config, the run
+// directory and the task suite. Created by the CLI before the actor system starts.
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "messages/expected.hpp"
+#include "messages/task.hpp"
+#include "runtime/config/config.hpp"
+
+namespace crucible::runtime {
+
+struct run_context {
+  config cfg;
+  std::string dir;               ///< absolute run directory
+  std::vector<task_spec> tasks;  ///< the tasks this run trains on, sorted by name
+  std::map<std::string, task_spec> task_by_name;
+  bool resume = false;      ///< continuing a run: checkpoints and replay are reused
+  std::string incarnation;  ///< distinguishes ids made by a resumed run from the run it resumes
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+  double start_unix = 0.0;
+
+  std::string path(const std::string& name) const { return dir + "/" + name; }
+  double elapsed_s() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+};
+
+/// Creates (or, with resume, reopens) the run directory, writes config.yaml, loads and filters the tasks,
+/// and fills the compiler cache path. Errors name what is wrong (unknown task in tasks.include, a run
+/// directory that already holds a run when not resuming, ...).
+expected<std::shared_ptr<run_context>> prepare_run(const config& cfg, bool resume);
+
+/// The tasks `cfg` trains on: the suite of tasks.dir (default: the source tree's) for cfg.target, filtered by
+/// tasks.include / tasks.exclude, sorted by name. Errors name the key (an unknown include, nothing left).
+expected<std::vector<task_spec>> select_tasks(const config& cfg);
+
+/// Loads the config a run directory was started with (for --resume), applying `overrides`.
+expected<config> load_run_config(const std::string& run_dir, const std::vector<std::string>& overrides);
+
+double unix_now();
+
+}  // namespace crucible::runtime

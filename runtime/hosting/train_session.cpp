@@ -1,0 +1,179 @@
+#include "runtime/hosting/train_session.hpp"
+
+#include "runtime/pipeline/pipeline_stages.hpp"
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+
+#include <spdlog/spdlog.h>
+#include <caf/all.hpp>
+
+#include "messages/type_ids.hpp"
+#include "runtime/cluster/cluster_gateway.hpp"
+#include "runtime/hosting/supervisor.hpp"
+
+namespace crucible::runtime {
+namespace {
+
+using namespace std::chrono_literals;
+
+std::atomic<bool> stop_requested{false};
+
+extern "C" void on_signal(int) {
+  stop_requested.store(true);
+}
+
+caf::actor first_of(caf::scoped_actor& self, const caf::actor& supervisor, const std::string& role) {
+  caf::actor out;
+  self->request(supervisor, 5s, pool_atom::value, role)
+      .receive(
+          [&](const std::vector<caf::actor>& members) {
+            if (!members.empty()) out = members.front();
+          },
+          [&](caf::error&) {});
+  return out;
+}
+
+// Stops the supervisor and with it every actor it hosts, waiting (30 s at most) until it is down.
+void stop_actors(caf::scoped_actor& self, const caf::actor& supervisor) {
+  self->monitor(supervisor);
+  self->send(supervisor, stop_atom::value);
+  bool down = false;
+  self->receive_while([&] { return !down; })([&](caf::down_msg&) { down = true; },
+                                             [&](step_atom, int64_t, const std::string&) {},
+                                             caf::after(30s) >>
+                                                 [&] {
+                                                   spdlog::warn("actors did not stop within 30 s");
+                                                   down = true;
+                                                 });
+}
+
+}  // namespace
+
+void request_stop() {
+  stop_requested.store(true);
+}
+
+expected<train_summary> run_training(std::shared_ptr<const run_context> run,
+                                     std::shared_ptr<const role_registry> registry) {
+  stop_requested.store(false);
+  auto previous_int = std::signal(SIGINT, on_signal);
+  auto previous_term = std::signal(SIGTERM, on_signal);
+  train_summary summary;
+  {
+    caf::actor_system_config cfg;
+    if (run->cfg.run.threads > 0) cfg.set("scheduler.max-threads", static_cast<size_t>(run->cfg.run.threads));
+    cfg.set("logger.verbosity", caf::atom("quiet"));
+    caf::actor_system sys{cfg};
+    caf::scoped_actor self{sys};
+    auto sup = spawn_supervisor(sys, run, registry, caf::actor{self});
+    if (!sup) {
+      std::signal(SIGINT, previous_int);
+      std::signal(SIGTERM, previous_term);
+      return sup.err();
+    }
+    caf::actor supervisor = *sup;
+    const auto& rc = run->cfg.run;
+    // A head: nodes join on cluster.listen and serve pipeline stages beside (or instead of) local actors.
+    caf::actor gateway;
+    std::string join_hint;  // what a node passes to --join; a wildcard's host is left to the reader
+    if (!run->cfg.cluster.listen.empty()) {
+      auto gw = spawn_cluster_gateway(sys, run, supervisor);
+      if (!gw) {
+        stop_actors(self, supervisor);  // the actor system's end waits for every actor: none may linger
+        std::signal(SIGINT, previous_int);
+        std::signal(SIGTERM, previous_term);
+        return gw.err();
+      }
+      gateway = gw->actor;
+      join_hint = gw->endpoint;
+      for (const char* any : {"0.0.0.0", "*", "[::]"})
+        if (auto at = join_hint.find(any); at != std::string::npos)
+          join_hint.replace(at, std::strlen(any), "<this host>");
+      std::ofstream(run->path("cluster_endpoint")) << gw->endpoint << "\n";
+      if (!gw->note.empty()) std::fprintf(stdout, "%s\n", gw->note.c_str());
+      std::fprintf(stdout, "cluster: listening on %s%s\n", gw->endpoint.c_str(),
+                   gw->public_key.empty() ? "" : (" (CURVE, head key " + gw->public_key + ")").c_str());
+      std::fflush(stdout);
+      spdlog::info("cluster: listening on {}", gw->endpoint);
+      if (!gw->note.empty()) spdlog::info("{}", gw->note);
+    }
+    spdlog::info("run {}: {} tasks, {} steps, at most {} minutes", run->dir, run->tasks.size(), rc.max_steps,
+                 rc.max_minutes);
+    bool finished = false;
+    // A head whose stages wait for nodes says so every few seconds until every stage has a member.
+    auto next_wait_note = std::chrono::steady_clock::now() + 3s;
+    bool stages_served = run->cfg.cluster.listen.empty();
+    while (!finished) {
+      if (!stages_served && std::chrono::steady_clock::now() >= next_wait_note) {
+        std::string missing;
+        for (const auto& stage : run->cfg.pipeline)
+          if (!first_of(self, supervisor, role_of_stage(stage)))
+            missing += (missing.empty() ? "" : ", ") + stage + " (" + role_of_stage(stage) + ")";
+        stages_served = missing.empty();
+        if (!stages_served) {
+          std::fprintf(
+              stdout, "crucible train: waiting for nodes to serve %s (crucible node --join %s --roles ...)\n",
+              missing.c_str(), join_hint.c_str());
+          std::fflush(stdout);
+        }
+        next_wait_note = std::chrono::steady_clock::now() + 5s;
+      }
+      self->receive(
+          [&](step_atom, int64_t step, const std::string& line) {
+            summary.steps = step;
+            if (rc.progress) {
+              std::fprintf(stdout, "%s\n", line.c_str());
+              std::fflush(stdout);
+            }
+            if (step >= rc.max_steps) finished = true;
+          },
+          caf::after(200ms) >> [] {});
+      if (stop_requested.load()) {
+        summary.interrupted = true;
+        finished = true;
+      }
+      if (run->elapsed_s() > rc.max_minutes * 60.0) {
+        summary.timed_out = true;
+        finished = true;
+      }
+    }
+    if (summary.interrupted)
+      std::fprintf(stdout, "stopping: draining work in flight, then a checkpoint...\n");
+    if (summary.timed_out) spdlog::info("run.max_minutes reached; stopping");
+    // 1. The learner stops training; 2. the conductor drains; 3. the learner checkpoints; 4. everyone stops.
+    caf::actor learner = first_of(self, supervisor, "learner");
+    caf::actor conductor = first_of(self, supervisor, "conductor");
+    if (learner) self->send(learner, stop_atom::value);
+    if (conductor) {
+      auto grace = std::chrono::duration_cast<std::chrono::milliseconds>(
+          std::chrono::duration<double>(rc.shutdown_grace_s + 5.0));
+      self->request(conductor, grace, stop_atom::value, rc.shutdown_grace_s)
+          .receive(
+              [&](const status_report& r) { summary.conductor = r; },
+              [&](caf::error& err) { spdlog::warn("conductor did not drain: {}", caf::to_string(err)); });
+    }
+    // Remote stages served the drain; now the nodes are told the session is over.
+    if (gateway) {
+      self->monitor(gateway);
+      self->send(gateway, stop_atom::value);
+      self->receive([&](caf::down_msg&) {}, caf::after(5s) >> [] {});
+    }
+    if (learner) {
+      self->request(learner, 60s, checkpoint_atom::value)
+          .receive(
+              [&](int64_t step) { summary.steps = step; },
+              [&](caf::error& err) { spdlog::error("final checkpoint failed: {}", caf::to_string(err)); });
+    }
+    stop_actors(self, supervisor);
+    summary.wall_s = run->elapsed_s();
+  }
+  std::signal(SIGINT, previous_int);
+  std::signal(SIGTERM, previous_term);
+  return summary;
+}
+
+}  // namespace crucible::runtime

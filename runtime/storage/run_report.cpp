@@ -1,0 +1,157 @@
+#include "runtime/storage/run_report.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "runtime/config/run_context.hpp"
+#include "runtime/storage/replay_store.hpp"
+
+namespace crucible::runtime {
+
+expected<run_report> make_run_report(const std::string& run_dir) {
+  run_report r;
+  r.dir = run_dir;
+  std::ifstream in(run_dir + "/metrics.jsonl");
+  if (!in) return make_error("'" + run_dir + "' has no metrics.jsonl (is it a run directory?)");
+  std::vector<double> rewards;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty()) continue;
+    try {
+      auto j = nlohmann::json::parse(line);
+      rewards.push_back(j.at("reward_mean").get<double>());
+      r.steps = j.at("step").get<int64_t>();
+      r.wall_s = j.at("wall_s").get<double>();
+    } catch (const std::exception& e) {
+      return make_error(run_dir + "/metrics.jsonl: line " + std::to_string(rewards.size() + 1) + ": " +
+                        e.what());
+    }
+  }
+  if (!rewards.empty()) {
+    r.fifth = std::max<int64_t>(1, static_cast<int64_t>(rewards.size()) / 5);
+    double first = 0, last = 0;
+    for (int64_t i = 0; i < r.fifth; ++i) {
+      first += rewards[static_cast<size_t>(i)];
+      last += rewards[rewards.size() - 1 - static_cast<size_t>(i)];
+    }
+    r.first_fifth_reward = first / static_cast<double>(r.fifth);
+    r.last_fifth_reward = last / static_cast<double>(r.fifth);
+  }
+
+  auto summary = replay_store::summarize(run_dir + "/replay.sqlite");
+  if (!summary) return summary.err();
+  r.outcomes = summary->outcomes;
+  r.candidates = summary->candidates;
+  r.hack_flags = summary->hack_flags;
+  r.reviews = summary->reviews;
+  if (std::ifstream cases(run_dir + "/hack_cases.jsonl"); cases)
+    for (std::string line; std::getline(cases, line);) r.hack_cases += !line.empty();
+  std::vector<std::string> names;
+  if (auto cfg = load_run_config(run_dir, {}))
+    if (auto tasks = select_tasks(*cfg))
+      for (const auto& t : *tasks) names.push_back(t.name);
+  for (const auto& g : summary->groups)
+    if (std::find(names.begin(), names.end(), g.task) == names.end()) names.push_back(g.task);
+  std::sort(names.begin(), names.end());
+  for (const auto& name : names) {
+    task_progress t;
+    t.task = name;
+    for (const auto& g : summary->groups) {
+      if (g.task != name || g.state == "partial") continue;
+      if (t.groups++ == 0) t.first_reward = g.reward_mean, t.first_version = g.policy_version;
+      t.last_reward = g.reward_mean;
+      t.last_version = g.policy_version;
+    }
+    if (auto it = summary->speedup_best.find(name); it != summary->speedup_best.end())
+      t.best_speedup = it->second;
+    if (auto it = summary->speedup_best_vs_graph.find(name); it != summary->speedup_best_vs_graph.end())
+      t.best_vs_graph = it->second;
+    r.tasks_faster += t.best_speedup > 1.0;
+    r.tasks_improved += t.groups >= 2 && t.last_reward > t.first_reward;
+    r.tasks.push_back(t);
+  }
+  r.tasks_total = r.tasks.size();
+  std::vector<double> best, graph;
+  for (const auto& t : r.tasks) {
+    if (t.best_speedup > 0) best.push_back(t.best_speedup);
+    if (t.best_vs_graph > 0) graph.push_back(t.best_vs_graph);
+  }
+  auto mean_of = [](const std::vector<double>& v) {
+    double s = 0;
+    for (double x : v) s += x;
+    return v.empty() ? 0.0 : s / static_cast<double>(v.size());
+  };
+  auto median_of = [](std::vector<double> v) {
+    if (v.empty()) return 0.0;
+    std::sort(v.begin(), v.end());
+    size_t m = v.size() / 2;
+    return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+  };
+  r.mean_best = mean_of(best);
+  r.median_best = median_of(best);
+  r.mean_best_vs_graph = mean_of(graph);
+  r.median_best_vs_graph = median_of(graph);
+  return r;
+}
+
+std::string format_run_report(const run_report& r) {
+  std::string out;
+  char buf[512];
+  std::snprintf(buf, sizeof buf, "run %s: %lld learner steps in %.0f s, %lld candidates\n", r.dir.c_str(),
+                static_cast<long long>(r.steps), r.wall_s, static_cast<long long>(r.candidates));
+  out += buf;
+  std::snprintf(buf, sizeof buf, "mean reward, first fifth of steps (%lld): %.3f   last fifth: %.3f\n",
+                static_cast<long long>(r.fifth), r.first_fifth_reward, r.last_fifth_reward);
+  out += buf;
+  std::snprintf(buf, sizeof buf, "tasks with a verified candidate faster than LibTorch eager: %zu of %zu\n",
+                r.tasks_faster, r.tasks_total);
+  out += buf;
+  std::snprintf(buf, sizeof buf,
+                "tasks whose last group's mean reward beats their first group's: %zu of %zu\n",
+                r.tasks_improved, r.tasks_total);
+  out += buf;
+  std::snprintf(buf, sizeof buf, "best verified speedup per task vs eager: mean %.2fx, median %.2fx\n",
+                r.mean_best, r.median_best);
+  out += buf;
+  if (r.mean_best_vs_graph > 0) {
+    std::snprintf(buf, sizeof buf, "the same candidates vs the CUDA graph: mean %.2fx, median %.2fx\n",
+                  r.mean_best_vs_graph, r.median_best_vs_graph);
+    out += buf;
+  }
+  out += "outcomes:";
+  for (const auto& [o, n] : r.outcomes) out += " " + o + " " + std::to_string(n);
+  out += "\n";
+  if (!r.hack_flags.empty()) {
+    out += "what convicted the hacks:";
+    for (const auto& [f, n] : r.hack_flags) out += " " + f + " " + std::to_string(n);
+    out += "\n";
+  }
+  if (!r.reviews.empty() || r.hack_cases > 0) {
+    int64_t reviewed = 0;
+    for (const auto& [f, n] : r.reviews) reviewed += n;
+    out += "judge: " + std::to_string(reviewed) + " outliers reviewed";
+    for (const auto& [f, n] : r.reviews) out += ", " + f + " " + std::to_string(n);
+    out += "; " + std::to_string(r.hack_cases) + " confirmed hacks in the case database\n";
+  }
+  out += "\n";
+  std::snprintf(buf, sizeof buf, "| %-32s | %6s | %12s | %12s | %13s | %13s |\n", "task", "groups",
+                "first reward", "last reward", "best speedup", "its vs graph");
+  out += buf;
+  out += "|" + std::string(34, '-') + "|" + std::string(8, '-') + "|" + std::string(14, '-') + "|" +
+         std::string(14, '-') + "|" + std::string(15, '-') + "|" + std::string(15, '-') + "|\n";
+  for (const auto& t : r.tasks) {
+    std::string best =
+        t.best_speedup > 0 ? (std::snprintf(buf, sizeof buf, "%.2fx", t.best_speedup), buf) : "-";
+    std::string graph =
+        t.best_vs_graph > 0 ? (std::snprintf(buf, sizeof buf, "%.2fx", t.best_vs_graph), buf) : "-";
+    std::snprintf(buf, sizeof buf, "| %-32s | %6lld | %12.3f | %12.3f | %13s | %13s |\n", t.task.c_str(),
+                  static_cast<long long>(t.groups), t.first_reward, t.last_reward, best.c_str(),
+                  graph.c_str());
+    out += buf;
+  }
+  return out;
+}
+
+}  // namespace crucible::runtime

@@ -1,0 +1,237 @@
+#include "runtime/config/config.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+namespace crucible::runtime {
+namespace {
+
+expected<config> parse(const std::string& yaml, std::vector<std::string> overrides = {}) {
+  return parse_config(yaml, overrides, "test.yaml");
+}
+
+void expect_error(const expected<config>& c, const std::string& fragment) {
+  ASSERT_FALSE(c) << "accepted a bad config";
+  EXPECT_NE(c.message().find(fragment), std::string::npos) << c.message();
+}
+
+TEST(Config, EmptyDocumentGivesDefaults) {
+  auto c = parse("");
+  ASSERT_TRUE(c) << c.message();
+  EXPECT_EQ(c->target, "cpu");
+  EXPECT_EQ(c->learner.group_size, 8);
+  EXPECT_EQ(c->pipeline, (std::vector<std::string>{"compile", "benchmark", "verify"}));
+  EXPECT_EQ(c->roles.at("benchmarker"), 1);
+}
+
+TEST(Config, EmbeddedDefaultParsesAndIsTheLocalCpuConfig) {
+  auto c = parse_config(embedded_default_config(), {}, "embedded");
+  ASSERT_TRUE(c) << c.message();
+  EXPECT_EQ(c->target, "cpu");
+  EXPECT_EQ(c->run.dir, "runs/local");
+}
+
+TEST(Config, ValuesOverrideDefaults) {
+  auto c =
+      parse("grpo:\n  lr: 0.0005\n  variant: dapo\nroles:\n  benchmarker: 2\nasync: {max_staleness: 0}\n");
+  ASSERT_TRUE(c) << c.message();
+  EXPECT_DOUBLE_EQ(c->grpo.lr, 5e-4);
+  EXPECT_EQ(c->grpo.variant, "dapo");
+  EXPECT_EQ(c->roles.at("benchmarker"), 2);
+  EXPECT_EQ(c->roles.at("compiler"), 2);  // untouched roles keep their default
+  EXPECT_EQ(c->async.max_staleness, 0);
+}
+
+TEST(Config, UnknownKeysNameTheirPath) {
+  expect_error(parse("grpo:\n  lrr: 1\n"), "unknown key 'grpo.lrr'");
+  expect_error(parse("nonsense: 3\n"), "unknown key 'nonsense'");
+  expect_error(parse("grpo: 3\n"), "'grpo' is a section");
+}
+
+TEST(Config, WrongTypesNameThePathAndWhatWasExpected) {
+  expect_error(parse("grpo:\n  lr: fast\n"), "grpo.lr: expected a number, got 'fast'");
+  expect_error(parse("run:\n  max_steps: [1, 2]\n"), "run.max_steps: expected an integer, got a list");
+  expect_error(parse("pipeline: compile\n"), "pipeline: expected a list of strings");
+  expect_error(parse("roles:\n  benchmarker: many\n"), "roles.benchmarker: expected an integer count");
+  expect_error(parse("run:\n  progress: maybe\n"), "run.progress: expected true or false");
+}
+
+TEST(Config, ValidationExplainsTheBound) {
+  expect_error(parse("learner:\n  group_size: 1\n"), "learner.group_size: expected >= 2");
+  expect_error(parse("grpo:\n  variant: ppo\n"), "grpo.variant: expected grpo, dr_grpo or dapo");
+  expect_error(parse("async:\n  max_staleness: -1\n"), "async.max_staleness");
+  expect_error(parse("replay:\n  bucket_edges: [1, 0.5]\n"), "strictly increasing");
+  expect_error(parse("policy:\n  d_model: 30\n  heads: 4\n"), "divisible by policy.heads");
+  expect_error(parse("target: tpu\n"), "target: expected cpu or cuda");
+  expect_error(parse("roles:\n  compiler: 100000\n"),
+               "roles.compiler: 100000 is above run.max_role_count (256)");
+  // Verdicts are made on the head: no node may serve the stages that give them, nor the roles driving the
+  // run.
+  expect_error(parse("cluster:\n  node_roles:\n    verifier: 1\n"),
+               "cluster.node_roles.verifier: verifier gives verdicts, which are made on the head");
+  expect_error(parse("cluster:\n  node_roles:\n    judge: 2\n"),
+               "cluster.node_roles.judge: judge gives verdicts");
+  expect_error(parse("cluster:\n  node_roles:\n    learner: 1\n"),
+               "cluster.node_roles.learner: learner runs on the head");
+  EXPECT_TRUE(parse("cluster:\n  node_roles:\n    verifier: 0\n    compiler: 1\n"));
+  expect_error(parse("cluster:\n  node_roles:\n    benchmarker: 999\n"),
+               "cluster.node_roles.benchmarker: 999 is above run.max_role_count (256)");
+}
+
+// A key written twice would keep one value silently; an empty file given on purpose is a mistake.
+TEST(Config, DuplicateKeysAndEmptyFilesAreErrorsNamingThePath) {
+  expect_error(parse("run:\n  max_steps: 5\n  max_steps: 50\n"),
+               "test.yaml: key 'run.max_steps' is written twice");
+  expect_error(parse("roles:\n  compiler: 1\n  compiler: 4\n"), "key 'roles.compiler' is written twice");
+  expect_error(parse("grpo:\n  lr: 1\ngrpo:\n  kl: 0\n"), "key 'grpo' is written twice");
+  expect_error(parse("run: [1, 2]\n"), "run");
+  const std::string empty =
+      (std::filesystem::temp_directory_path() / ("crucible-empty-" + std::to_string(::getpid()) + ".yaml"))
+          .string();
+  std::ofstream(empty) << "# nothing here\n";
+  auto c = load_config(empty, {});
+  ASSERT_FALSE(c);
+  EXPECT_NE(c.message().find(empty + ": the config file is empty"), std::string::npos) << c.message();
+  std::filesystem::remove(empty);
+}
+
+TEST(Config, NotYamlIsAnError) {
+  expect_error(parse("grpo: [unclosed\n"), "not valid YAML");
+}
+
+TEST(Config, SetOverridesApplyOverTheFile) {
+  auto c = parse("grpo:\n  lr: 0.01\n",
+                 {"grpo.lr=2e-4", "roles.benchmarker=3", "pipeline=[compile, verify]", "run.dir=/tmp/x"});
+  ASSERT_TRUE(c) << c.message();
+  EXPECT_DOUBLE_EQ(c->grpo.lr, 2e-4);
+  EXPECT_EQ(c->roles.at("benchmarker"), 3);
+  EXPECT_EQ(c->pipeline, (std::vector<std::string>{"compile", "verify"}));
+  EXPECT_EQ(c->run.dir, "/tmp/x");
+}
+
+TEST(Config, BadOverridesAreErrors) {
+  expect_error(parse("", {"grpo.lr"}), "expected key.path=value");
+  expect_error(parse("", {"grpo.lrr=1"}), "unknown key 'grpo.lrr'");
+  expect_error(parse("grpo:\n  lr: 0.1\n", {"grpo.lr.x=1"}), "'lr' is not a section");
+  expect_error(parse("", {"grpo.lr.x=1"}), "unknown key 'grpo.lr.x'");
+}
+
+TEST(Config, JudgeSectionDefaultsValidationAndItsRole) {
+  auto c = parse("");
+  ASSERT_TRUE(c) << c.message();
+  EXPECT_DOUBLE_EQ(c->judge.review_speedup, 3.0);
+  EXPECT_DOUBLE_EQ(c->judge.review_peak_fraction, 0.8);
+  EXPECT_TRUE(c->judge.review_static);
+  EXPECT_DOUBLE_EQ(c->judge.case_similarity, 0.9);
+  EXPECT_EQ(c->judge.reviewer, "rules");
+  EXPECT_EQ(c->roles.count("judge"), 0u) << "no judge unless the pipeline has one";
+
+  auto j =
+      parse("pipeline: [compile, benchmark, verify, judge]\njudge:\n  review_speedup: 2\n  cases_k: 5\n");
+  ASSERT_TRUE(j) << j.message();
+  EXPECT_EQ(j->roles.at("judge"), 1) << "the judge stage gets a judge by default";
+  EXPECT_DOUBLE_EQ(j->judge.review_speedup, 2.0);
+  EXPECT_EQ(j->judge.cases_k, 5);
+  auto remote = parse("pipeline: [compile, benchmark, verify, judge]\nroles: {judge: 0}\n");
+  ASSERT_TRUE(remote) << remote.message();
+  EXPECT_EQ(remote->roles.at("judge"), 0) << "an explicit count wins (nodes serve the stage)";
+
+  expect_error(parse("judge: {reviewer: lm}"), "judge.reviewer: 'lm' is not available yet");
+  expect_error(parse("judge: {reviewer: remote}"), "judge.reviewer: 'remote' is not available yet");
+  expect_error(parse("judge: {reviewer: oracle}"), "judge.reviewer: expected rules");
+  expect_error(parse("judge: {case_similarity: 1.5}"),
+               "judge.case_similarity: expected a similarity in (0, 1]");
+  expect_error(parse("judge: {review_speedup: -1}"), "judge.review_speedup: expected >= 0");
+  expect_error(parse("judge: {cases_k: 0}"), "judge.cases_k: expected >= 1");
+  expect_error(parse("judge: {review_static: maybe}"), "judge.review_static: expected true or false");
+  expect_error(parse("pipeline: [compile, benchmark, verify, judge]\njudge: {cases_dir: /no/such/dir}\n"),
+               "judge.cases_dir: '/no/such/dir' is not a directory");
+  expect_error(parse("judge: {threshold: 2}"), "unknown key 'judge.threshold'");
+}
+
+TEST(Config, DumpedYamlParsesBackToTheSameConfig) {
+  auto c = parse("grpo:\n  lr: 0.0005\nroles:\n  compiler: 1\ntasks:\n  include: [a, b]\n");
+  ASSERT_TRUE(c);
+  std::string dumped = to_yaml(*c);
+  auto back = parse(dumped);
+  ASSERT_TRUE(back) << back.message() << "\n" << dumped;
+  EXPECT_EQ(to_yaml(*back), dumped);
+  EXPECT_EQ(back->tasks.include, (std::vector<std::string>{"a", "b"}));
+}
+
+}  // namespace
+}  // namespace crucible::runtime
+
+namespace crucible::runtime {
+namespace {
+
+// target: cuda swaps in nvcc's defaults for the compiler keys the file leaves out, lifts the worker's
+// address-space limit, and the policy decodes CUDA programs.
+TEST(Config, GpuConfigIsTheCudaTarget) {
+  auto c = parse_config(embedded_gpu_config(), {}, "gpu.yaml");
+  ASSERT_TRUE(c) << c.message();
+  EXPECT_EQ(c->target, "cuda");
+  EXPECT_EQ(c->policy.target, "cuda");
+  EXPECT_EQ(c->compiler.target, "cuda");
+  EXPECT_NE(c->compiler.cxx.find("nvcc"), std::string::npos);
+  EXPECT_NE(std::find(c->compiler.flags.begin(), c->compiler.flags.end(), "-arch=sm_90"),
+            c->compiler.flags.end());
+  EXPECT_EQ(c->benchmark.worker.memory_mb, 0);
+  EXPECT_TRUE(c->benchmark.worker.standby);  // an outlier's fresh worker is already loaded
+  EXPECT_EQ(c->cuda.devices, std::vector<int64_t>{0});
+  EXPECT_EQ(c->run.max_minutes, 8.0);
+  EXPECT_FALSE(c->benchmark.eval.time_launch);  // gated launches: events time the device's work
+}
+
+// A standby worker loads beside the one measuring: on the CPU target it would compete for the cores timed.
+TEST(Config, AStandbyWorkerOnlyWhereItCannotDisturbTheMeasurement) {
+  auto cpu = parse("");
+  ASSERT_TRUE(cpu) << cpu.message();
+  EXPECT_FALSE(cpu->benchmark.worker.standby);
+  auto off = parse_config("target: cuda\nbenchmark:\n  standby_worker: false\n");
+  ASSERT_TRUE(off) << off.message();
+  EXPECT_FALSE(off->benchmark.worker.standby);
+  expect_error(parse("benchmark:\n  standby_worker: 2\n"), "benchmark.standby_worker");
+}
+
+TEST(Config, TimingProtocolKeys) {
+  auto c = parse("benchmark:\n  time_launch: true\n  warmup: 0\n  warmup_ms: 25\n");
+  ASSERT_TRUE(c) << c.message();
+  EXPECT_TRUE(c->benchmark.eval.time_launch);
+  EXPECT_EQ(c->benchmark.eval.warmup, 0);
+  EXPECT_DOUBLE_EQ(c->benchmark.eval.warmup_ms, 25.0);
+  expect_error(parse("benchmark:\n  warmup_ms: -1\n"),
+               "benchmark.warmup and benchmark.warmup_ms: expected >= 0");
+  expect_error(parse("benchmark:\n  time_launch: 3\n"), "benchmark.time_launch");
+}
+
+TEST(Config, CudaKeysAreValidatedAndExplicitCompilerKeysWin) {
+  auto c =
+      parse_config("target: cuda\ncompiler:\n  cxx: /opt/my/nvcc\ncuda:\n  arch: sm_80\n  devices: [0, 1]\n");
+  ASSERT_TRUE(c) << c.message();
+  EXPECT_EQ(c->compiler.cxx, "/opt/my/nvcc");
+  EXPECT_NE(std::find(c->compiler.flags.begin(), c->compiler.flags.end(), "-arch=sm_80"),
+            c->compiler.flags.end());
+  EXPECT_EQ(c->cuda.devices, (std::vector<int64_t>{0, 1}));
+  auto bad = parse_config("target: cuda\ncuda:\n  devices: [a]\n");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.message().find("cuda.devices[0]: expected an integer"), std::string::npos) << bad.message();
+  auto arch = parse_config("cuda:\n  arch: ampere\n");
+  ASSERT_FALSE(arch);
+  EXPECT_NE(arch.message().find("cuda.arch"), std::string::npos);
+  auto none = parse_config("target: cuda\ncuda:\n  devices: []\n");
+  ASSERT_FALSE(none);
+  // A CPU run keeps g++ and the policy's CPU space.
+  auto cpu = parse_config("");
+  ASSERT_TRUE(cpu);
+  EXPECT_EQ(cpu->compiler.cxx, "g++");
+  EXPECT_EQ(cpu->policy.target, "cpu");
+}
+
+}  // namespace
+}  // namespace crucible::runtime

@@ -3,11 +3,9 @@
 //   * marks every candidate it sees with evidence: "source_audit: N lines, no forbidden call" (or which);
 //   * overrules the verifier where a project rule says so: a candidate that calls a forbidden function is
 //     flagged as a hack (flag "forbidden_call", reward = verifier.penalty) even when the verifier passed it.
-// The forbidden functions default to a list of calls a kernel has no business making; the environment
-// variable CRUCIBLE_AUDIT_FORBIDDEN (comma-separated names) replaces the list.
+// The forbidden functions default to a list of calls a kernel has no business making; the plugin's setting
+// `forbidden` (plugin_settings.source_audit.forbidden: [name, ...] in the config) replaces the list.
 #include <cctype>
-#include <cstdlib>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -17,16 +15,10 @@ namespace {
 
 namespace cr = crucible::runtime;
 
-std::vector<std::string> forbidden_calls() {
-  std::vector<std::string> out;
-  if (const char* env = std::getenv("CRUCIBLE_AUDIT_FORBIDDEN"); env != nullptr && *env != '\0') {
-    std::stringstream in(env);
-    for (std::string name; std::getline(in, name, ',');)
-      if (!name.empty()) out.push_back(name);
-    return out;
-  }
-  return {"getenv", "setenv", "putenv", "system", "popen", "fork",  "vfork", "execv", "execve", "execvp",
-          "execl",  "execlp", "dlopen", "dlsym",  "rand",  "srand", "abort", "exit",  "_exit"};
+std::vector<std::string> forbidden_calls(const cr::plugin_context& ctx) {
+  return ctx.setting_list("forbidden", {"getenv", "setenv", "putenv", "system", "popen", "fork", "vfork",
+                                        "execv", "execve", "execvp", "execl", "execlp", "dlopen", "dlsym",
+                                        "rand", "srand", "abort", "exit", "_exit"});
 }
 
 bool ident_char(char ch) {
@@ -77,8 +69,8 @@ int scan(const std::string& src, const std::vector<std::string>& forbidden, std:
   return n == 0 ? 0 : line - (src.back() == '\n' ? 1 : 0);
 }
 
-crucible::scored_candidate audit(crucible::scored_candidate c, const cr::role_context& ctx) {
-  static const std::vector<std::string> forbidden = forbidden_calls();  // thread-safe initialization
+crucible::scored_candidate audit(crucible::scored_candidate c, const cr::plugin_context& ctx) {
+  const std::vector<std::string> forbidden = forbidden_calls(ctx);
   std::vector<finding> found;
   int lines = scan(c.cand.source, forbidden, found);
   auto& v = c.judged;
@@ -98,7 +90,7 @@ crucible::scored_candidate audit(crucible::scored_candidate c, const cr::role_co
     for (const auto& f : found)
       v.evidence.push_back("forbidden_call: line " + std::to_string(f.line) + ": calls " + f.name);
     v.speedup = 0.0;
-    v.reward = ctx.run ? ctx.run->cfg.verifier.penalty : -1.0;
+    v.reward = ctx.run ? ctx.run->penalty : -1.0;
   }
   return c;
 }

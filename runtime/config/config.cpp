@@ -18,8 +18,45 @@ namespace {
 
 // Every key of the config, once: its path and a reference to the field. Loading, dumping and the
 // unknown-key check all walk this one list.
-using field_ref = std::variant<std::string*, int64_t*, int32_t*, double*, bool*, std::vector<std::string>*,
-                               std::vector<double>*, std::vector<int64_t>*, std::map<std::string, int64_t>*>;
+using settings_map = std::map<std::string, std::map<std::string, std::vector<std::string>>>;
+using field_ref =
+    std::variant<std::string*, int64_t*, int32_t*, double*, bool*, std::vector<std::string>*,
+                 std::vector<double>*, std::vector<int64_t>*, std::map<std::string, int64_t>*, settings_map*>;
+
+// Keys whose subtree is one field (a mapping the field reads whole): the unknown-key check stops there.
+bool is_open_section(const std::string& path) {
+  return path == "roles" || path == "cluster.node_roles" || path == "plugin_settings";
+}
+
+// One plugin role's settings: nested mappings flattened to dotted keys, scalars and lists of scalars kept as
+// their text.
+status read_settings(const YAML::Node& n, const std::string& path, const std::string& key,
+                     std::map<std::string, std::vector<std::string>>& out) {
+  if (n.IsMap()) {
+    for (const auto& kv : n) {
+      std::string k = kv.first.as<std::string>();
+      if (auto st = read_settings(kv.second, path + "." + k, key.empty() ? k : key + "." + k, out); !st)
+        return st;
+    }
+    return {};
+  }
+  std::vector<std::string> values;
+  if (n.IsScalar()) {
+    values.push_back(n.Scalar());
+  } else if (n.IsSequence()) {
+    for (size_t i = 0; i < n.size(); ++i) {
+      if (!n[i].IsScalar())
+        return make_error(path + "[" + std::to_string(i) + "]: expected a scalar (a plugin setting is a " +
+                          "scalar or a list of scalars)");
+      values.push_back(n[i].Scalar());
+    }
+  } else if (!n.IsNull()) {
+    return make_error(path + ": expected a scalar, a list of scalars or a mapping");
+  }
+  if (key.empty()) return make_error(path + ": expected a mapping of setting names to values");
+  out[key] = std::move(values);
+  return {};
+}
 
 std::vector<std::pair<std::string, field_ref>> fields_of(config& c) {
   return {
@@ -115,6 +152,7 @@ std::vector<std::pair<std::string, field_ref>> fields_of(config& c) {
       {"cluster.node_devices", &c.cluster.node_devices},
       {"cluster.nodes", &c.cluster.nodes},
       {"plugins", &c.plugins},
+      {"plugin_settings", &c.plugin_settings},
   };
 }
 
@@ -206,6 +244,20 @@ status read_field(const YAML::Node& n, const std::string& path, field_ref ref) {
       }
       return {};
     }
+    status operator()(settings_map* p) {
+      if (!n.IsMap())
+        return make_error(path + ": expected a mapping of plugin role to its settings, got " + kind_of(n));
+      p->clear();
+      for (const auto& kv : n) {
+        std::string role = kv.first.as<std::string>();
+        if (!kv.second.IsMap())
+          return make_error(path + "." + role + ": expected a mapping of setting names to values, got " +
+                            kind_of(kv.second));
+        auto& into = (*p)[role];
+        if (auto st = read_settings(kv.second, path + "." + role, "", into); !st) return st;
+      }
+      return {};
+    }
   };
   return std::visit(visitor{n, path}, ref);
 }
@@ -225,7 +277,7 @@ std::string duplicate_key(const YAML::Node& n, const std::string& prefix) {
 }
 
 void collect_leaves(const YAML::Node& n, const std::string& prefix, std::vector<std::string>& out) {
-  if (n.IsMap() && prefix != "roles" && prefix != "cluster.node_roles") {
+  if (n.IsMap() && !is_open_section(prefix)) {
     for (const auto& kv : n) {
       std::string key = kv.first.as<std::string>();
       collect_leaves(kv.second, prefix.empty() ? key : prefix + "." + key, out);
@@ -454,6 +506,23 @@ std::string to_yaml(const config& c_in) {
           if constexpr (std::is_same_v<T, std::map<std::string, int64_t>>) {
             YAML::Node m(YAML::NodeType::Map);
             for (const auto& [k, v] : *p) m[k] = v;
+            cur[parts.back()] = m;
+          } else if constexpr (std::is_same_v<T, settings_map>) {
+            YAML::Node m(YAML::NodeType::Map);
+            for (const auto& [role, settings] : *p) {
+              YAML::Node r(YAML::NodeType::Map);
+              for (const auto& [k, values] : settings) {
+                if (values.size() == 1) {
+                  r[k] = values.front();
+                } else {
+                  YAML::Node s(YAML::NodeType::Sequence);
+                  for (const auto& v : values) s.push_back(v);
+                  s.SetStyle(YAML::EmitterStyle::Flow);
+                  r[k] = s;
+                }
+              }
+              m[role] = r;
+            }
             cur[parts.back()] = m;
           } else if constexpr (std::is_same_v<T, std::vector<std::string>> ||
                                std::is_same_v<T, std::vector<double>> ||

@@ -122,6 +122,10 @@ struct config {
   cluster_section cluster;
   /// Shared libraries that register roles (runtime/hosting/plugin_api.hpp), loaded before any actor starts.
   std::vector<std::string> plugins;
+  /// Each plugin role's own settings (plugin_settings.<role>.<key>: a scalar or a list of scalars, nested
+  /// keys flattened to "a.b"); the role reads them as plugin_run_info::settings. Any key is accepted here;
+  /// the plugin says what it does not understand.
+  std::map<std::string, std::map<std::string, std::vector<std::string>>> plugin_settings;
 };
 
 /// Parses YAML text over the defaults, applies `overrides` ("a.b=value", value in YAML syntax), validates.

@@ -45,6 +45,10 @@ status check_run_plan(const config& cfg, const role_registry* registry) {
     for (const auto& [role, n] : cfg.roles)
       if (n > 0 && !registry->find(role))
         return make_error("roles." + role + ": no such role (known roles: " + known + ")");
+    for (const auto& [role, settings] : cfg.plugin_settings)
+      if (!registry->find(role))
+        return make_error("plugin_settings." + role + ": no such role (known roles: " + known +
+                          "); a plugin role's settings go under its name");
   }
   if (auto st = check_pipeline(cfg); !st) return st;
   if (!cfg.cluster.listen.empty())

@@ -22,11 +22,14 @@
 // * Build it against the same Crucible source tree, CAF (0.17, shared libcaf_core) and C++ standard
 //   library as the crucible executable. The ABI record below is checked at load time; a mismatch is a load
 //   error naming what differs, never a crash later.
-// * Use the header-only parts of Crucible (the message structs of messages/, this header, role_context and
-//   the config it points to), CAF and the standard library. Do not call Crucible functions that are
-//   defined in its .cpp files: they live in the executable's static libraries, are not exported, and
-//   dlopen reports them as undefined symbols. (A plugin that spawns its own CAF actors exchanging Crucible
-//   messages needs their encoding from messages/*.cpp: it links crucible_messages, its own copy.)
+// * Use the header-only parts of Crucible (the message structs of messages/ and this header), CAF and the
+//   standard library. A plugin sees its run through plugin_run_info (run directory, target, seed, tasks,
+//   penalty, and its own settings: the config's plugin_settings.<role>), never through the host's config,
+//   so a key added to Crucible's config changes nothing a plugin was built against. Do not call Crucible
+//   functions that are defined in its .cpp files: they live in the executable's static libraries, are not
+//   exported, and dlopen reports them as undefined symbols. (A plugin that spawns its own CAF actors
+//   exchanging Crucible messages needs their encoding from messages/*.cpp: it links crucible_messages, its
+//   own copy.)
 // * Exceptions must not cross the plugin boundary. CRUCIBLE_PLUGIN catches what registration throws and
 //   reports it as a load error; the host catches what a stage function or a role factory throws and turns it
 //   into a failed stage (re-dispatched, then scored as an error) or a role that could not start. Actors a
@@ -45,22 +48,26 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <map>
+#include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
+#include <caf/actor.hpp>
 #include <caf/config.hpp>
+#include <caf/fwd.hpp>
 
 #include "messages/envelope.hpp"
 #include "messages/scored.hpp"
 #include "messages/stage_request.hpp"
-#include "runtime/config/run_context.hpp"
-#include "runtime/hosting/role_registry.hpp"
 
 namespace crucible::runtime {
 
 /// Bumped whenever plugin_host, plugin_abi, the entry points or the stage contract change incompatibly.
 /// 2: every stage answers (stage_atom, stage_request) -> scored_candidate; the per-stage atoms are gone.
-inline constexpr int32_t plugin_abi_version = 2;
+/// 3: plugins see plugin_context and plugin_run_info, not the host's role_context and run_context.
+inline constexpr int32_t plugin_abi_version = 3;
 
 /// The names of the two extern "C" functions a plugin exports (CRUCIBLE_PLUGIN defines both).
 inline constexpr const char* plugin_abi_symbol = "crucible_plugin_abi";
@@ -77,8 +84,44 @@ struct plugin_abi {
   int32_t schema_version;
   uint32_t scored_candidate_size;
   uint32_t stage_request_size;
-  uint32_t role_context_size;
-  uint32_t run_context_size;
+  uint32_t plugin_context_size;
+  uint32_t plugin_run_info_size;
+};
+
+/// What a plugin sees of the run it serves. Part of the plugin ABI: it changes only with plugin_abi_version,
+/// whatever else of Crucible's config grows.
+struct plugin_run_info {
+  std::string run_dir;             ///< absolute run directory (a plugin's own files go under it)
+  std::string target;              ///< cpu | cuda
+  int64_t seed = 0;                ///< run.seed
+  std::vector<std::string> tasks;  ///< the names of the tasks the run trains on, sorted
+  double penalty = -1.0;           ///< the reward of a convicted candidate (verifier.penalty)
+  /// The plugin role's own settings, the config's plugin_settings.<role> subtree: dotted keys
+  /// ("limits.lines") to their values as written, a scalar as one element, a list as its elements.
+  std::map<std::string, std::vector<std::string>> settings;
+};
+
+/// Which instance of which plugin role is at work, and the run it serves.
+struct plugin_context {
+  std::string role;
+  int index = 0;
+  std::shared_ptr<const plugin_run_info> run;  ///< never null in the host
+  /// The run's supervisor: (pool_atom, role) -> vector<actor>, for a role that talks to other roles.
+  caf::actor supervisor;
+
+  /// The setting `key` of this role (its first value), or `fallback` when not set.
+  std::string setting(const std::string& key, const std::string& fallback = {}) const {
+    if (!run) return fallback;
+    auto it = run->settings.find(key);
+    return it == run->settings.end() || it->second.empty() ? fallback : it->second.front();
+  }
+  /// Every value of the setting `key` (a list), or `fallback` when not set.
+  std::vector<std::string> setting_list(const std::string& key,
+                                        std::vector<std::string> fallback = {}) const {
+    if (!run) return fallback;
+    auto it = run->settings.find(key);
+    return it == run->settings.end() ? fallback : it->second;
+  }
 };
 
 /// The ABI of whoever compiles this header: the plugin's record in a plugin, the expectation in the host.
@@ -93,14 +136,17 @@ constexpr plugin_abi this_plugin_abi() {
                     static_cast<int32_t>(crucible::schema_version),
                     static_cast<uint32_t>(sizeof(scored_candidate)),
                     static_cast<uint32_t>(sizeof(stage_request)),
-                    static_cast<uint32_t>(sizeof(role_context)),
-                    static_cast<uint32_t>(sizeof(run_context))};
+                    static_cast<uint32_t>(sizeof(plugin_context)),
+                    static_cast<uint32_t>(sizeof(plugin_run_info))};
 }
 
 /// A pipeline stage as a plain function: the candidate as scored so far in, the amended candidate out.
-/// `ctx` says which run (ctx.run->cfg is the resolved config) and which instance of the role is calling.
+/// `ctx` says which instance of the role is calling and which run (ctx.run, ctx.setting(key)).
 /// See the contract above for what may change and for threading.
-using stage_function = std::function<scored_candidate(scored_candidate, const role_context& ctx)>;
+using stage_function = std::function<scored_candidate(scored_candidate, const plugin_context& ctx)>;
+
+/// Spawns one instance of a plugin role; a null actor means "could not start".
+using plugin_role_factory = std::function<caf::actor(caf::actor_system&, const plugin_context& ctx)>;
 
 struct role_options {
   /// Replace a role that is already registered (a built-in such as `verifier`, or an earlier plugin's).
@@ -127,7 +173,7 @@ class plugin_host {
   /// A role served by actors the plugin spawns itself with CAF: the full power of a built-in role (any
   /// protocol; a stage answers (stage_atom, stage_request) -> scored_candidate). The factory is
   /// called once per instance, on the supervisor's thread; returning a null actor means "could not start".
-  bool add_role(const std::string& role, role_factory factory, role_options options = {}) {
+  bool add_role(const std::string& role, plugin_role_factory factory, role_options options = {}) {
     return do_add_role(role, std::move(factory), options);
   }
 
@@ -149,7 +195,7 @@ class plugin_host {
   ~plugin_host() = default;  // the host owns it; a plugin never deletes it
 
  private:
-  virtual bool do_add_role(const std::string& role, role_factory factory, role_options options) = 0;
+  virtual bool do_add_role(const std::string& role, plugin_role_factory factory, role_options options) = 0;
   virtual bool do_add_stage(const std::string& role, stage_function fn, stage_options options) = 0;
   virtual void do_fail(const std::string& message) = 0;
   virtual const std::string& do_path() const = 0;

@@ -60,7 +60,7 @@ std::string identity_change(const candidate& before, const candidate& after) {
          "; a stage may amend the verdict, never the candidate (runtime/hosting/plugin_api.hpp)";
 }
 
-caf::error stage_error(const role_context& ctx, const std::string& what) {
+caf::error stage_error(const plugin_context& ctx, const std::string& what) {
   return caf::make_error(caf::sec::runtime_error,
                          "plugin stage " + ctx.role + " #" + std::to_string(ctx.index) + ": " + what);
 }
@@ -69,7 +69,7 @@ caf::error stage_error(const role_context& ctx, const std::string& what) {
 // plugin's function. An exception or an answer that rewrites the candidate is a failed stage, which the
 // conductor re-dispatches and, after dispatch.max_attempts, scores as an error with the reason as evidence.
 caf::behavior plugin_stage(caf::event_based_actor* self, std::shared_ptr<const stage_function> fn,
-                           role_context ctx) {
+                           plugin_context ctx) {
   return {
       [=](stage_atom, const stage_request& req) -> caf::result<scored_candidate> {
         const scored_candidate& in = req.scored;
@@ -87,11 +87,26 @@ caf::behavior plugin_stage(caf::event_based_actor* self, std::shared_ptr<const s
   };
 }
 
+// What a plugin role's instance sees: the host's role context reduced to the stable plugin view.
+plugin_context plugin_view(const role_context& ctx) {
+  auto info = std::make_shared<plugin_run_info>();
+  if (const auto& run = ctx.run) {
+    info->run_dir = run->dir;
+    info->target = run->cfg.target;
+    info->seed = run->cfg.run.seed;
+    for (const auto& t : run->tasks) info->tasks.push_back(t.name);
+    info->penalty = run->cfg.verifier.penalty;
+    if (auto it = run->cfg.plugin_settings.find(ctx.role); it != run->cfg.plugin_settings.end())
+      info->settings = it->second;
+  }
+  return plugin_context{ctx.role, ctx.index, std::move(info), ctx.supervisor};
+}
+
 // A factory of the plugin's, guarded so an exception from it never reaches the supervisor.
-role_factory guarded(std::string role, std::string path, role_factory factory) {
+role_factory guarded(std::string role, std::string path, plugin_role_factory factory) {
   return [role, path, factory = std::move(factory)](caf::actor_system& sys, const role_context& ctx) {
     try {
-      return factory(sys, ctx);
+      return factory(sys, plugin_view(ctx));
     } catch (const std::exception& e) {
       spdlog::error("plugin {}: the factory of role {} threw: {}", path, role, e.what());
     } catch (...) {
@@ -112,7 +127,7 @@ class host_impl final : public plugin_host {
   const std::vector<std::string>& replaced() const { return replaced_; }
 
  private:
-  bool do_add_role(const std::string& role, role_factory factory, role_options options) override {
+  bool do_add_role(const std::string& role, plugin_role_factory factory, role_options options) override {
     if (!factory) return refuse("add_role(\"" + role + "\"): the factory is empty");
     if (!admit(role, options.replace)) return false;
     staged_.add(role, guarded(role, path_, std::move(factory)));
@@ -129,8 +144,8 @@ class host_impl final : public plugin_host {
     auto shared = std::make_shared<const stage_function>(std::move(fn));
     bool blocking = options.blocking;
     staged_.add(role, [shared, blocking](caf::actor_system& sys, const role_context& ctx) {
-      return blocking ? sys.spawn<caf::detached>(plugin_stage, shared, ctx)
-                      : sys.spawn(plugin_stage, shared, ctx);
+      return blocking ? sys.spawn<caf::detached>(plugin_stage, shared, plugin_view(ctx))
+                      : sys.spawn(plugin_stage, shared, plugin_view(ctx));
     });
     return true;
   }
@@ -198,8 +213,8 @@ std::string abi_mismatch(const plugin_abi& theirs) {
   field("message schema", theirs.schema_version, ours.schema_version);
   field("sizeof(scored_candidate)", theirs.scored_candidate_size, ours.scored_candidate_size);
   field("sizeof(stage_request)", theirs.stage_request_size, ours.stage_request_size);
-  field("sizeof(role_context)", theirs.role_context_size, ours.role_context_size);
-  field("sizeof(run_context)", theirs.run_context_size, ours.run_context_size);
+  field("sizeof(plugin_context)", theirs.plugin_context_size, ours.plugin_context_size);
+  field("sizeof(plugin_run_info)", theirs.plugin_run_info_size, ours.plugin_run_info_size);
   if (diffs.empty()) return {};
   return "it was built against different headers or libraries: " + join(diffs, ", ") +
          "; rebuild it against this checkout, the same CAF and the same compiler settings";

@@ -61,6 +61,28 @@ TEST(Config, WrongTypesNameThePathAndWhatWasExpected) {
   expect_error(parse("run:\n  progress: maybe\n"), "run.progress: expected true or false");
 }
 
+// plugin_settings is the one open section: any keys under a role, kept as text, dumped and read back alike.
+TEST(Config, PluginSettingsAreOpenPerRoleAndRoundTrip) {
+  auto c = parse(
+      "plugin_settings:\n  source_audit:\n    forbidden: [system, popen]\n    limits:\n"
+      "      lines: 200\n    note: ~\n",
+      {"plugin_settings.source_audit.mode=strict"});
+  ASSERT_TRUE(c) << c.message();
+  const auto& s = c->plugin_settings.at("source_audit");
+  EXPECT_EQ(s.at("forbidden"), (std::vector<std::string>{"system", "popen"}));
+  EXPECT_EQ(s.at("limits.lines"), std::vector<std::string>{"200"});
+  EXPECT_EQ(s.at("mode"), std::vector<std::string>{"strict"});
+  EXPECT_TRUE(s.at("note").empty());
+  auto again = parse(to_yaml(*c));
+  ASSERT_TRUE(again) << again.message() << "\n" << to_yaml(*c);
+  EXPECT_EQ(again->plugin_settings, c->plugin_settings);
+  expect_error(parse("plugin_settings:\n  source_audit: 3\n"),
+               "plugin_settings.source_audit: expected a mapping of setting names to values");
+  expect_error(parse("plugin_settings:\n  audit:\n    k: [[1]]\n"),
+               "plugin_settings.audit.k[0]: expected a scalar");
+  expect_error(parse("plugin_settings: [a]\n"), "plugin_settings: expected a mapping of plugin role");
+}
+
 TEST(Config, ValidationExplainsTheBound) {
   expect_error(parse("learner:\n  group_size: 1\n"), "learner.group_size: expected >= 2");
   expect_error(parse("grpo:\n  variant: ppo\n"), "grpo.variant: expected grpo, dr_grpo or dapo");

@@ -63,6 +63,14 @@ TEST(RunChecks, AHeadWithoutKeysMayNotListenOnAnotherInterface) {
 TEST(RunChecks, RolesWithACountMustBeKnownOnceTheRegistryIs) {
   role_registry registry;  // no roles at all: every role with a count is unknown
   EXPECT_NE(why(with({}), &registry).find("no such role"), std::string::npos);
+  // Settings for a role nothing registered: a typo caught before the run starts.
+  role_registry all;
+  for (const auto& [role, n] : with({}).roles)
+    all.add(role, [](caf::actor_system&, const role_context&) { return caf::actor{}; });
+  EXPECT_EQ(why(with({}), &all), "");
+  EXPECT_NE(
+      why(with({"plugin_settings.source_adit.k=1"}), &all).find("plugin_settings.source_adit: no such role"),
+      std::string::npos);
 }
 
 }  // namespace

@@ -65,9 +65,15 @@ scored_candidate candidate_with(const std::string& id, const std::string& source
 // Spawns `role` from the registry in a fresh actor system and asks it one stage request.
 class stage_harness {
  public:
-  explicit stage_harness(const runtime::role_registry& registry, double penalty = -1.0)
+  explicit stage_harness(const runtime::role_registry& registry, double penalty = -1.0,
+                         const std::string& settings_yaml = "")
       : sys_(cfg_), self_(sys_), registry_(registry) {
     auto run = std::make_shared<runtime::run_context>();
+    if (!settings_yaml.empty()) {
+      auto cfg = runtime::parse_config(settings_yaml);
+      EXPECT_TRUE(cfg) << cfg.message();
+      if (cfg) run->cfg = *cfg;
+    }
     run->cfg.verifier.penalty = penalty;
     run_ = run;
   }
@@ -284,8 +290,8 @@ TEST(PluginLoader, PluginActorsAndHostGuards) {
   auto reg = builtins();
   auto loaded = runtime::load_plugins({test_plugin("actor")}, reg);
   ASSERT_TRUE(loaded) << loaded.message();
-  EXPECT_EQ((*loaded)[0].roles,
-            (std::vector<std::string>{"tagger", "thrower", "rewriter", "blocker", "bad_factory"}));
+  EXPECT_EQ((*loaded)[0].roles, (std::vector<std::string>{"tagger", "thrower", "rewriter", "blocker",
+                                                          "configured", "bad_factory"}));
   stage_harness h(reg);
 
   // A role whose actor the plugin spawns with CAF itself answers the stage protocol.
@@ -320,6 +326,29 @@ TEST(PluginLoader, PluginActorsAndHostGuards) {
 
   // A factory that throws gives a role that could not start (the supervisor's "null actor").
   EXPECT_FALSE(h.spawn("bad_factory"));
+
+  // Without settings, a stage reads its fallbacks.
+  auto plain = h.spawn("configured");
+  std::tie(out, err) = h.ask(plain, candidate_with("c6", "int x;", "pass"));
+  ASSERT_TRUE(out) << err;
+  EXPECT_TRUE(has_evidence_starting(out->judged, "greeting unset, limits.lines unset, 0 words"))
+      << out->judged.evidence.back();
+}
+
+// A plugin role reads its own subtree of the config (plugin_settings.<role>) and the stable view of the run,
+// never the host's config structs.
+TEST(PluginLoader, APluginRoleReadsItsOwnSettingsAndTheRunsStableView) {
+  auto reg = builtins();
+  ASSERT_TRUE(runtime::load_plugins({test_plugin("actor")}, reg));
+  stage_harness h(reg, -1.0,
+                  "target: cpu\nrun:\n  seed: 42\nplugin_settings:\n  configured:\n    greeting: hello\n"
+                  "    limits:\n      lines: 300\n    words: [a, b, c]\n  tagger:\n    greeting: not mine\n");
+  auto a = h.spawn("configured");
+  ASSERT_TRUE(a);
+  auto [out, err] = h.ask(a, candidate_with("c1", "int x;", "pass"));
+  ASSERT_TRUE(out) << err;
+  EXPECT_EQ(out->judged.evidence.back(),
+            "greeting hello, limits.lines 300, 3 words, target cpu, seed 42, 0 tasks");
 }
 
 }  // namespace

@@ -34,7 +34,7 @@ extern "C" CRUCIBLE_PLUGIN_EXPORT const cr::plugin_abi* crucible_plugin_abi() {
 }
 extern "C" CRUCIBLE_PLUGIN_EXPORT int crucible_plugin_register(cr::plugin_host* host) {
   host->add_stage("should_not_register",
-                  [](crucible::scored_candidate c, const cr::role_context&) { return c; });
+                  [](crucible::scored_candidate c, const cr::plugin_context&) { return c; });
   return 0;
 }
 
@@ -57,7 +57,8 @@ extern "C" CRUCIBLE_PLUGIN_EXPORT int crucible_plugin_register(cr::plugin_host*)
 
 // Registers one role, then reports that it cannot work: the role must not be kept.
 void register_roles(cr::plugin_host& host) {
-  host.add_stage("half_registered", [](crucible::scored_candidate c, const cr::role_context&) { return c; });
+  host.add_stage("half_registered",
+                 [](crucible::scored_candidate c, const cr::plugin_context&) { return c; });
   host.fail("TEST_PLUGIN_FAILS needs a setting that is missing");
 }
 CRUCIBLE_PLUGIN(register_roles)
@@ -65,7 +66,8 @@ CRUCIBLE_PLUGIN(register_roles)
 #elif defined(TEST_PLUGIN_THROWS)
 
 void register_roles(cr::plugin_host& host) {
-  host.add_stage("half_registered", [](crucible::scored_candidate c, const cr::role_context&) { return c; });
+  host.add_stage("half_registered",
+                 [](crucible::scored_candidate c, const cr::plugin_context&) { return c; });
   throw std::runtime_error("registration exploded");
 }
 CRUCIBLE_PLUGIN(register_roles)
@@ -74,7 +76,7 @@ CRUCIBLE_PLUGIN(register_roles)
 
 // Registers the built-in role `verifier` without asking to replace it.
 void register_roles(cr::plugin_host& host) {
-  host.add_stage("verifier", [](crucible::scored_candidate c, const cr::role_context&) { return c; });
+  host.add_stage("verifier", [](crucible::scored_candidate c, const cr::plugin_context&) { return c; });
 }
 CRUCIBLE_PLUGIN(register_roles)
 
@@ -99,7 +101,8 @@ void register_roles(cr::plugin_host& host) {
   opts.replace = true;
   host.add_role(
       "verifier",
-      [](caf::actor_system& sys, const cr::role_context&) { return sys.spawn(replacement_verifier); }, opts);
+      [](caf::actor_system& sys, const cr::plugin_context&) { return sys.spawn(replacement_verifier); },
+      opts);
 }
 CRUCIBLE_PLUGIN(register_roles)
 
@@ -117,14 +120,14 @@ caf::behavior tagging_stage(caf::event_based_actor*, std::string tag) {
 }
 
 void register_roles(cr::plugin_host& host) {
-  host.add_role("tagger", [](caf::actor_system& sys, const cr::role_context& ctx) {
+  host.add_role("tagger", [](caf::actor_system& sys, const cr::plugin_context& ctx) {
     return sys.spawn(tagging_stage, "tagged by " + ctx.role + " #" + std::to_string(ctx.index));
   });
   host.add_stage("thrower",
-                 [](crucible::scored_candidate c, const cr::role_context&) -> crucible::scored_candidate {
+                 [](crucible::scored_candidate c, const cr::plugin_context&) -> crucible::scored_candidate {
                    throw std::runtime_error("stage exploded on " + c.cand.id);
                  });
-  host.add_stage("rewriter", [](crucible::scored_candidate c, const cr::role_context&) {
+  host.add_stage("rewriter", [](crucible::scored_candidate c, const cr::plugin_context&) {
     c.cand.source += "\n// appended";
     return c;
   });
@@ -132,12 +135,21 @@ void register_roles(cr::plugin_host& host) {
   blocking.blocking = true;
   host.add_stage(
       "blocker",
-      [](crucible::scored_candidate c, const cr::role_context& ctx) {
+      [](crucible::scored_candidate c, const cr::plugin_context& ctx) {
         c.judged.evidence.push_back("blocking stage " + ctx.role);
         return c;
       },
       blocking);
-  host.add_role("bad_factory", [](caf::actor_system&, const cr::role_context&) -> caf::actor {
+  // A stage that reports what it sees of the run: its settings and the stable run view.
+  host.add_stage("configured", [](crucible::scored_candidate c, const cr::plugin_context& ctx) {
+    c.judged.evidence.push_back("greeting " + ctx.setting("greeting", "unset") + ", limits.lines " +
+                                ctx.setting("limits.lines", "unset") + ", " +
+                                std::to_string(ctx.setting_list("words").size()) + " words, target " +
+                                ctx.run->target + ", seed " + std::to_string(ctx.run->seed) + ", " +
+                                std::to_string(ctx.run->tasks.size()) + " tasks");
+    return c;
+  });
+  host.add_role("bad_factory", [](caf::actor_system&, const cr::plugin_context&) -> caf::actor {
     throw std::runtime_error("factory exploded");
   });
 }
@@ -146,12 +158,12 @@ CRUCIBLE_PLUGIN(register_roles)
 #elif defined(TEST_PLUGIN_BAD_NAME)
 
 void register_roles(cr::plugin_host& host) {
-  host.add_stage("verify", [](crucible::scored_candidate c, const cr::role_context&) { return c; });
-  host.add_stage("has space", [](crucible::scored_candidate c, const cr::role_context&) { return c; });
+  host.add_stage("verify", [](crucible::scored_candidate c, const cr::plugin_context&) { return c; });
+  host.add_stage("has space", [](crucible::scored_candidate c, const cr::plugin_context&) { return c; });
   cr::stage_options replace;
   replace.replace = true;
   host.add_stage(
-      "learner", [](crucible::scored_candidate c, const cr::role_context&) { return c; }, replace);
+      "learner", [](crucible::scored_candidate c, const cr::plugin_context&) { return c; }, replace);
 }
 CRUCIBLE_PLUGIN(register_roles)
 

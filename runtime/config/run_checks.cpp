@@ -69,8 +69,7 @@ status check_run_plan(const config& cfg, const role_registry* registry) {
   for (const auto& role : head_roles()) {
     auto it = cfg.roles.find(role);
     if (it == cfg.roles.end() || it->second < 1) return make_error("roles." + role + ": expected >= 1");
-    // One conductor, replay buffer and learner: each owns the run's single ledger, database or weights.
-    if (role != "generator" && it->second != 1)
+    if (is_singleton_role(role) && it->second != 1)
       return make_error("roles." + role + ": exactly 1 is supported");
   }
   return {};

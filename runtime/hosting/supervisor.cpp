@@ -11,6 +11,7 @@
 #include <caf/all.hpp>
 
 #include "messages/type_ids.hpp"
+#include "runtime/pipeline/pipeline_stages.hpp"
 
 namespace crucible::runtime {
 
@@ -172,7 +173,7 @@ caf::behavior supervisor(supervisor_actor* self, std::shared_ptr<const run_conte
         // This process's members of a role: started up to `count`, or the newest stopped (an actor stopped
         // this way finishes the request it is serving; work still queued for it is re-dispatched).
         if (self->state.stopping) return caf::make_error(caf::sec::runtime_error, "the run is stopping");
-        if (role == "conductor" || role == "learner" || role == "replay_buffer")
+        if (is_singleton_role(role))
           return caf::make_error(caf::sec::runtime_error,
                                  "roles." + role + " is exactly 1; it does not scale");
         if (!self->state.registry->find(role))

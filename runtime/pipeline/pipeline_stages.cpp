@@ -59,6 +59,10 @@ bool is_head_role(const std::string& role) {
   return std::find(h.begin(), h.end(), role) != h.end();
 }
 
+bool is_singleton_role(const std::string& role) {
+  return is_head_role(role) && role != "generator";
+}
+
 std::string node_refusal(const std::string& role) {
   if (is_head_role(role)) return " runs on the head; a node serves pipeline stages";
   if (stage_info_of(stage_of_role(role)).head_only)

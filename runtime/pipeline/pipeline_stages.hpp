@@ -53,6 +53,10 @@ const std::vector<std::string>& builtin_stages();
 const std::vector<std::string>& head_roles();
 bool is_head_role(const std::string& role);
 
+/// conductor, replay_buffer, learner: exactly one each (the run's one ledger, database and weights), so
+/// they never scale; generators do.
+bool is_singleton_role(const std::string& role);
+
 /// Why no node may serve `role` (a head role, or the role of a stage that gives verdicts), as the tail of
 /// a sentence that starts with the role's name; empty when a node may serve it.
 std::string node_refusal(const std::string& role);

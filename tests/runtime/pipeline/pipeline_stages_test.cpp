@@ -95,6 +95,8 @@ TEST(PipelineStages, NodesServeStagesButNotVerdictsOrTheRunsDrivers) {
     EXPECT_TRUE(is_head_role(role));
     EXPECT_NE(node_refusal(role).find("runs on the head"), std::string::npos) << role;
   }
+  for (const char* role : {"conductor", "replay_buffer", "learner"}) EXPECT_TRUE(is_singleton_role(role));
+  for (const char* role : {"generator", "compiler", "source_audit"}) EXPECT_FALSE(is_singleton_role(role));
   for (const char* role : {"verifier", "judge"})
     EXPECT_NE(node_refusal(role).find("gives verdicts"), std::string::npos) << role;
   for (const char* role : {"compiler", "benchmarker", "source_audit"})

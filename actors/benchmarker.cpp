@@ -1,6 +1,7 @@
 #include <spdlog/spdlog.h>
 #include <caf/all.hpp>
 
+#include "actors/options/benchmark_section.hpp"
 #include "actors/roles.hpp"
 #include "kernels/eval/worker_client.hpp"
 #include "messages/type_ids.hpp"
@@ -17,13 +18,14 @@ struct benchmarker_state {
 caf::behavior benchmarker(caf::stateful_actor<benchmarker_state>* self, runtime::role_context ctx) {
   runtime::log_failures(self, "benchmarker #" + std::to_string(ctx.index));
   const auto& cfg = ctx.run->cfg;
-  auto worker = cfg.benchmark.worker;
+  auto worker = cfg.section<benchmark_section>().worker;
   if (!worker.log_path.empty()) worker.log_path += "." + std::to_string(ctx.index);
   // CUDA: one worker process per benchmarker, benchmarkers spread over the configured devices.
   if (cfg.target == "cuda" && !cfg.cuda.devices.empty())
     worker.device =
         static_cast<int>(cfg.cuda.devices[static_cast<size_t>(ctx.index) % cfg.cuda.devices.size()]);
-  self->state.runner = std::make_unique<kernels::bench_runner>(worker, cfg.benchmark.runner);
+  self->state.runner =
+      std::make_unique<kernels::bench_runner>(worker, cfg.section<benchmark_section>().runner);
   auto run = ctx.run;
   return {
       [=](stage_atom, stage_request& work) -> scored_candidate {
@@ -43,7 +45,7 @@ caf::behavior benchmarker(caf::stateful_actor<benchmarker_state>* self, runtime:
         req.candidate_id = c.id;
         req.task = task->second;
         req.artifact = s.compiled.artifact;
-        req.options = run->cfg.benchmark.eval;
+        req.options = run->cfg.section<benchmark_section>().eval;
         req.target = run->cfg.target;
         r = self->state.runner->run(req, work.best_seen);
         return std::move(s);

@@ -1,5 +1,6 @@
 #include <caf/all.hpp>
 
+#include "actors/options/compiler_section.hpp"
 #include "actors/roles.hpp"
 #include "kernels/eval/compiler.hpp"
 #include "messages/type_ids.hpp"
@@ -10,7 +11,7 @@ namespace {
 
 caf::behavior compiler(caf::event_based_actor* self, runtime::role_context ctx) {
   runtime::log_failures(self, "compiler #" + std::to_string(ctx.index));
-  auto options = ctx.run->cfg.compiler;
+  kernels::compiler_options options = ctx.run->cfg.section<compiler_section>();
   return {
       [=](stage_atom, stage_request& req) {
         auto& c = req.scored.cand;

@@ -1,6 +1,8 @@
 #include <spdlog/spdlog.h>
 #include <caf/all.hpp>
 
+#include "actors/options/generator_section.hpp"
+#include "actors/options/policy_section.hpp"
 #include "actors/roles.hpp"
 #include "kernels/program/emit_source.hpp"
 #include "messages/content_hash.hpp"
@@ -24,8 +26,8 @@ caf::behavior generator(caf::stateful_actor<generator_state>* self, runtime::rol
   const auto& cfg = ctx.run->cfg;
   // Each generator samples its own stream; weights arrive from the learner (version 0 until then is the
   // same initialisation the learner starts from, since both use run.seed).
-  self->state.policy =
-      std::make_unique<policies::program_policy>(cfg.policy, static_cast<uint64_t>(cfg.run.seed));
+  self->state.policy = std::make_unique<policies::program_policy>(cfg.section<policy_section>(),
+                                                                  static_cast<uint64_t>(cfg.run.seed));
   self->state.seed =
       static_cast<uint64_t>(cfg.run.seed) * 1000003u + static_cast<uint64_t>(ctx.index) * 7919u;
   auto run = ctx.run;
@@ -39,8 +41,8 @@ caf::behavior generator(caf::stateful_actor<generator_state>* self, runtime::rol
         self->state.version = w.version;
       },
       [=](generate_atom, const prompt& p) -> caf::result<std::vector<candidate>> {
-        auto samples =
-            self->state.policy->sample(p, p.group_size, run->cfg.generator_temperature, self->state.seed++);
+        auto samples = self->state.policy->sample(
+            p, p.group_size, run->cfg.section<generator_section>().temperature, self->state.seed++);
         if (!samples) return caf::make_error(caf::sec::invalid_argument, samples.message());
         std::vector<candidate> out;
         double now = runtime::unix_now();

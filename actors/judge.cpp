@@ -10,6 +10,8 @@
 #include <spdlog/spdlog.h>
 #include <caf/all.hpp>
 
+#include "actors/options/judge_section.hpp"
+#include "actors/options/verifier_section.hpp"
 #include "actors/roles.hpp"
 #include "kernels/verify/hack_cases.hpp"
 #include "kernels/verify/outlier_review.hpp"
@@ -31,7 +33,7 @@ expected<std::shared_ptr<kernels::hack_case_db>> shared_cases(const runtime::run
   if (!db) return db.err();
   if ((*db)->skipped_lines() > 0)
     spdlog::warn("judge: {} unreadable lines of {} skipped", (*db)->skipped_lines(), path);
-  if (const auto& dir = run.cfg.judge.cases_dir; !dir.empty()) {
+  if (const auto& dir = run.cfg.section<judge_section>().cases_dir; !dir.empty()) {
     auto added = (*db)->seed_from_dir(dir);
     if (!added) return make_error("judge.cases_dir: " + added.message());
     spdlog::info("judge: {} labelled hacks from {} added to the case database", *added, dir);
@@ -55,7 +57,7 @@ caf::behavior judge(caf::stateful_actor<judge_state>* self, runtime::role_contex
   } else {
     self->state.broken = db.message();
   }
-  if (auto r = kernels::make_reviewer(run->cfg.judge)) {
+  if (auto r = kernels::make_reviewer(run->cfg.section<judge_section>())) {
     self->state.rev = std::move(*r);
   } else {
     self->state.broken = r.message();
@@ -69,7 +71,8 @@ caf::behavior judge(caf::stateful_actor<judge_state>* self, runtime::role_contex
         if (auto c = kernels::case_from_verdict(s); c && st.cases->add(*c))
           spdlog::info("judge: learned case {} ({}, task {}) from the verifier's verdict",
                        c->id.substr(0, 12), c->cls, c->task);
-        kernels::review_outlier(s, *st.cases, *st.rev, run->cfg.judge, run->cfg.verifier.penalty);
+        kernels::review_outlier(s, *st.cases, *st.rev, run->cfg.section<judge_section>(),
+                                run->cfg.section<verifier_section>().penalty);
         return s;
       },
   };

@@ -1,6 +1,9 @@
 #include <spdlog/spdlog.h>
 #include <caf/all.hpp>
 
+#include "actors/options/generator_section.hpp"
+#include "actors/options/grpo_section.hpp"
+#include "actors/options/policy_section.hpp"
 #include "actors/roles.hpp"
 #include "kernels/verify/verdict_vocabulary.hpp"
 #include "messages/type_ids.hpp"
@@ -144,10 +147,10 @@ caf::behavior learner(learner_actor* self, runtime::role_context ctx) {
   runtime::log_failures(self, "learner #" + std::to_string(ctx.index));
   const auto& cfg = ctx.run->cfg;
   auto seed = static_cast<uint64_t>(cfg.run.seed);
-  self->state.policy = std::make_unique<policies::program_policy>(cfg.policy, seed);
+  self->state.policy = std::make_unique<policies::program_policy>(cfg.section<policy_section>(), seed);
   // Log-probs are recomputed at the temperature the generators sampled at, so fresh ratios start at 1.
-  auto grpo = cfg.grpo;
-  grpo.temperature = cfg.generator_temperature;
+  policies::grpo_config grpo = cfg.section<grpo_section>();
+  grpo.temperature = cfg.section<generator_section>().temperature;
   self->state.trainer = std::make_unique<policies::grpo_trainer>(*self->state.policy, grpo, seed + 1);
   if (ctx.run->resume) {
     auto c = runtime::load_latest_checkpoint(ctx.run->path("checkpoints"));

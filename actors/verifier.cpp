@@ -1,5 +1,6 @@
 #include <caf/all.hpp>
 
+#include "actors/options/verifier_section.hpp"
 #include "actors/roles.hpp"
 #include "kernels/verify/judge.hpp"
 #include "messages/type_ids.hpp"
@@ -10,7 +11,7 @@ namespace {
 
 caf::behavior verifier(caf::event_based_actor* self, runtime::role_context ctx) {
   runtime::log_failures(self, "verifier #" + std::to_string(ctx.index));
-  auto options = ctx.run->cfg.verifier;
+  kernels::judge_options options = ctx.run->cfg.section<verifier_section>();
   return {
       [=](stage_atom, stage_request& req) {
         auto& s = req.scored;

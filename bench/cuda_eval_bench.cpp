@@ -30,6 +30,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "actors/options/benchmark_section.hpp"
+#include "actors/options/compiler_section.hpp"
 #include "kernels/eval/evaluate.hpp"
 #include "kernels/eval/timing_stats.hpp"
 #include "kernels/program/emit_source.hpp"
@@ -73,7 +75,7 @@ setup load() {
 }
 
 kernels::worker_options worker_of(const runtime::config& cfg) {
-  auto w = cfg.benchmark.worker;
+  auto w = cfg.section<actors::benchmark_section>().worker;
   w.device = static_cast<int>(cfg.cuda.devices.front());
   return w;
 }
@@ -127,7 +129,7 @@ void add_phases(const bench_result& r, pass_result& pr) {
 
 pass_result run_pass(std::vector<item>& items, const runtime::config& cfg, const std::string& cache,
                      int compilers, kernels::bench_runner& runner) {
-  kernels::compiler_options copt = cfg.compiler;
+  kernels::compiler_options copt = cfg.section<actors::compiler_section>();
   copt.cache_dir = cache;
   std::mutex mu;
   std::condition_variable cv;
@@ -170,7 +172,7 @@ pass_result run_pass(std::vector<item>& items, const runtime::config& cfg, const
     req.candidate_id = it.id;
     req.task = *it.task;
     req.artifact = it.compiled.artifact;
-    req.options = cfg.benchmark.eval;
+    req.options = cfg.section<actors::benchmark_section>().eval;
     req.target = "cuda";
     auto tb = clock_type::now();
     auto r = runner.run(req);
@@ -220,7 +222,7 @@ int throughput(int per_task, int compilers, size_t max_tasks) {
   }
   fs::path cache = fs::temp_directory_path() / ("crucible-cuda-bench-" + std::to_string(::getpid()));
   fs::remove_all(cache);
-  kernels::bench_runner runner(worker_of(s.cfg), s.cfg.benchmark.runner);
+  kernels::bench_runner runner(worker_of(s.cfg), s.cfg.section<actors::benchmark_section>().runner);
   {  // start the worker (CUDA and LibTorch load) outside the measurement, as a long run amortizes it
     item warm{&s.suite.front(), "warmup", items.front().source, {}};
     std::vector<item> one = {warm};
@@ -284,9 +286,9 @@ int fidelity(int repeats, const std::string& out_path, const std::string& task_l
                                     "k1_mse_loss", "k2_conv_bn_relu", "k1_cumsum"};
   if (!task_list.empty()) names = runtime::split_fields(task_list, ',');
   fs::path cache = fs::temp_directory_path() / ("crucible-cuda-fidelity-" + std::to_string(::getpid()));
-  kernels::compiler_options copt = s.cfg.compiler;
+  kernels::compiler_options copt = s.cfg.section<actors::compiler_section>();
   copt.cache_dir = cache.string();
-  kernels::bench_runner runner(worker_of(s.cfg), s.cfg.benchmark.runner);
+  kernels::bench_runner runner(worker_of(s.cfg), s.cfg.section<actors::benchmark_section>().runner);
   nlohmann::json out = nlohmann::json::array();
   for (const auto& o : overrides) std::printf("override: %s\n", o.c_str());
   std::printf(
@@ -327,7 +329,7 @@ int fidelity(int repeats, const std::string& out_path, const std::string& task_l
       req.candidate_id = "fidelity-" + name + "-" + std::to_string(k);
       req.task = *task;
       req.artifact = compiled.artifact;
-      req.options = s.cfg.benchmark.eval;
+      req.options = s.cfg.section<actors::benchmark_section>().eval;
       req.target = "cuda";
       auto r = runner.run(req);
       if (const char* path =

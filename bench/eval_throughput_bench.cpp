@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "actors/options/benchmark_section.hpp"
+#include "actors/options/compiler_section.hpp"
 #include "kernels/eval/evaluate.hpp"
 #include "kernels/program/emit_cpu.hpp"
 #include "kernels/program/program_space.hpp"
@@ -43,9 +45,10 @@ int main(int argc, char** argv) {
   }
   fs::path cache = fs::temp_directory_path() / ("crucible-bench-cache-" + std::to_string(::getpid()));
   fs::remove_all(cache);
-  kernels::compiler_options copt = cfg->compiler;
+  kernels::compiler_options copt = cfg->section<actors::compiler_section>();
   copt.cache_dir = cache.string();
-  kernels::bench_runner runner(cfg->benchmark.worker, cfg->benchmark.runner);
+  kernels::bench_runner runner(cfg->section<actors::benchmark_section>().worker,
+                               cfg->section<actors::benchmark_section>().runner);
   std::mt19937_64 rng(1);
 
   std::vector<double> cold, warm, bench;
@@ -82,7 +85,7 @@ int main(int argc, char** argv) {
       // A repeated program is a cache hit even on the first compile; only true cold compiles are averaged.
       if (!compiled.cached) cold.push_back(c_cold);
       if (again.cached) warm.push_back(c_warm);
-      eval_request req{id, task, compiled.artifact, cfg->benchmark.eval};
+      eval_request req{id, task, compiled.artifact, cfg->section<actors::benchmark_section>().eval};
       t0 = std::chrono::steady_clock::now();
       auto r = runner.run(req);
       double b = seconds_since(t0);

@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "actors/options/evaluation_config_of.hpp"
 #include "kernels/eval/evaluate.hpp"
 #include "kernels/task/task_loader.hpp"
 #include "runtime/config/config.hpp"
@@ -128,14 +129,9 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  kernels::evaluation_config ec;
-  ec.compiler = cfg->compiler;
-  ec.worker = cfg->benchmark.worker;
+  auto ec = actors::evaluation_config_of(*cfg);
   ec.worker.worker_path = std::string(CRUCIBLE_BINARY_DIR) + "/crucible-eval-worker";
   if (cuda) ec.worker.device = static_cast<int>(cfg->cuda.devices.front());
-  ec.runner = cfg->benchmark.runner;
-  ec.eval = cfg->benchmark.eval;
-  ec.judge = cfg->verifier;
   kernels::bench_runner runner(ec.worker, ec.runner);
 
   // Compile everything first, in parallel (nvcc takes seconds a file); evaluation then hits the cache.

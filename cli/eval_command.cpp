@@ -3,6 +3,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "actors/options/evaluation_config_of.hpp"
 #include "cli/commands.hpp"
 #include "kernels/eval/evaluate.hpp"
 #include "kernels/task/task_loader.hpp"
@@ -49,13 +50,9 @@ int eval_command(const eval_args& args) {
   std::stringstream source;
   source << in.rdbuf();
 
-  kernels::evaluation_config ec;
-  ec.compiler = cfg->compiler;  // an empty cache_dir means the user's cache (kernels::default_cache_dir)
-  ec.worker = cfg->benchmark.worker;
+  // An empty compiler.cache_dir means the user's cache (kernels::default_cache_dir).
+  auto ec = actors::evaluation_config_of(*cfg);
   if (cuda) ec.worker.device = args.device >= 0 ? args.device : static_cast<int>(cfg->cuda.devices.front());
-  ec.runner = cfg->benchmark.runner;
-  ec.eval = cfg->benchmark.eval;
-  ec.judge = cfg->verifier;
   auto result = kernels::evaluate_source(*task, source.str(), ec);
   if (args.json) {
     std::cout << kernels::evaluation_json(result) << std::endl;

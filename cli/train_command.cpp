@@ -12,6 +12,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "actors/options/policy_section.hpp"
 #include "actors/roles.hpp"
 #include "cli/commands.hpp"
 #include "policies/program_policy.hpp"
@@ -164,7 +165,7 @@ int train_command(const train_args& args) {
     std::cerr << "crucible train: " << cfg.message() << "\n";
     return 2;
   }
-  if (auto st = policies::validate_config(cfg->policy); !st) {
+  if (auto st = policies::validate_config(cfg->section<actors::policy_section>()); !st) {
     std::cerr << "crucible train: policy: " << st.message() << "\n";
     return 2;
   }
@@ -235,7 +236,7 @@ int train_command(const train_args& args) {
   }
   runtime::init_logging(cfg->run.log_level, (*run)->path("crucible.log"), cfg->run.progress);
   runtime::log_loaded_plugins(*plugins);
-  policies::set_intra_op_threads(static_cast<int>(cfg->policy_threads));
+  policies::set_intra_op_threads(static_cast<int>(cfg->section<actors::policy_section>().threads));
   if (!cfg->cluster.listen.empty()) {
     // The plan in the log: what the head expects of the nodes, and what will go wrong.
     auto plan = runtime::plan_placement(*cfg, *launch);

@@ -1,6 +1,8 @@
 #include "runtime/config/config.hpp"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -15,13 +17,6 @@
 
 namespace crucible::runtime {
 namespace {
-
-// Every key of the config, once: its path and a reference to the field. Loading, dumping and the
-// unknown-key check all walk this one list.
-using settings_map = std::map<std::string, std::map<std::string, std::vector<std::string>>>;
-using field_ref =
-    std::variant<std::string*, int64_t*, int32_t*, double*, bool*, std::vector<std::string>*,
-                 std::vector<double>*, std::vector<int64_t>*, std::map<std::string, int64_t>*, settings_map*>;
 
 // Keys whose subtree is one field (a mapping the field reads whole): the unknown-key check stops there.
 bool is_open_section(const std::string& path) {
@@ -58,7 +53,8 @@ status read_settings(const YAML::Node& n, const std::string& path, const std::st
   return {};
 }
 
-std::vector<std::pair<std::string, field_ref>> fields_of(config& c) {
+// The runtime's own keys, once: its path and a reference to the field.
+field_list core_fields_of(config& c) {
   return {
       {"target", &c.target},
       {"run.dir", &c.run.dir},
@@ -83,61 +79,10 @@ std::vector<std::pair<std::string, field_ref>> fields_of(config& c) {
       {"replay.exemplars", &c.replay.exemplars},
       {"replay.temperature", &c.replay.temperature},
       {"replay.bucket_edges", &c.replay.bucket_edges},
-      {"policy.d_model", &c.policy.d_model},
-      {"policy.layers", &c.policy.layers},
-      {"policy.heads", &c.policy.heads},
-      {"policy.max_context", &c.policy.max_context},
-      {"policy.threads", &c.policy_threads},
-      {"generator.temperature", &c.generator_temperature},
-      {"grpo.variant", &c.grpo.variant},
-      {"grpo.lr", &c.grpo.lr},
-      {"grpo.clip", &c.grpo.clip},
-      {"grpo.clip_high", &c.grpo.clip_high},
-      {"grpo.kl_coef", &c.grpo.kl_coef},
-      {"grpo.reward_clip", &c.grpo.reward_clip},
-      {"grpo.max_grad_norm", &c.grpo.max_grad_norm},
-      {"grpo.entropy_coef", &c.grpo.entropy_coef},
-      {"grpo.epochs", &c.grpo.epochs},
       {"cuda.arch", &c.cuda.arch},
       {"cuda.nvcc", &c.cuda.nvcc},
       {"cuda.cudnn_dir", &c.cuda.cudnn_dir},
       {"cuda.devices", &c.cuda.devices},
-      {"compiler.cxx", &c.compiler.cxx},
-      {"compiler.flags", &c.compiler.flags},
-      {"compiler.libs", &c.compiler.libs},
-      {"compiler.cache_dir", &c.compiler.cache_dir},
-      {"compiler.timeout_s", &c.compiler.timeout_s},
-      {"compiler.memory_mb", &c.compiler.memory_mb},
-      {"compiler.isolate_network", &c.compiler.isolate_network},
-      {"benchmark.seeds", &c.benchmark.eval.seeds},
-      {"benchmark.input_sets", &c.benchmark.eval.input_sets},
-      {"benchmark.warmup", &c.benchmark.eval.warmup},
-      {"benchmark.warmup_ms", &c.benchmark.eval.warmup_ms},
-      {"benchmark.buckets", &c.benchmark.eval.buckets},
-      {"benchmark.trials", &c.benchmark.eval.trials},
-      {"benchmark.flush_cache", &c.benchmark.eval.flush_cache},
-      {"benchmark.time_launch", &c.benchmark.eval.time_launch},
-      {"benchmark.threads", &c.benchmark.eval.threads},
-      {"benchmark.settle_ms", &c.benchmark.eval.settle_ms},
-      {"benchmark.max_spread", &c.benchmark.eval.max_spread},
-      {"benchmark.max_reruns", &c.benchmark.eval.max_reruns},
-      {"benchmark.early_stop_slowdown", &c.benchmark.eval.early_stop_slowdown},
-      {"benchmark.checked_share", &c.benchmark.eval.checked_share},
-      {"benchmark.timeout_s", &c.benchmark.worker.timeout_s},
-      {"benchmark.memory_mb", &c.benchmark.worker.memory_mb},
-      {"benchmark.standby_worker", &c.benchmark.worker.standby},
-      {"benchmark.max_attempts", &c.benchmark.runner.max_attempts},
-      {"benchmark.outlier_speedup", &c.benchmark.runner.outlier_speedup},
-      {"benchmark.outlier_vs_best", &c.benchmark.runner.outlier_vs_best},
-      {"verifier.penalty", &c.verifier.penalty},
-      {"verifier.max_believed_speedup", &c.verifier.max_believed_speedup},
-      {"judge.review_speedup", &c.judge.review_speedup},
-      {"judge.review_peak_fraction", &c.judge.review_peak_fraction},
-      {"judge.review_static", &c.judge.review_static},
-      {"judge.case_similarity", &c.judge.case_similarity},
-      {"judge.cases_k", &c.judge.cases_k},
-      {"judge.reviewer", &c.judge.reviewer},
-      {"judge.cases_dir", &c.judge.cases_dir},
       {"dispatch.max_attempts", &c.dispatch.max_attempts},
       {"dispatch.stage_timeout_s", &c.dispatch.stage_timeout_s},
       {"cluster.listen", &c.cluster.listen},
@@ -154,6 +99,23 @@ std::vector<std::pair<std::string, field_ref>> fields_of(config& c) {
       {"plugins", &c.plugins},
       {"plugin_settings", &c.plugin_settings},
   };
+}
+
+// Every key of the config, once: the core's, then each registered section's. Loading, dumping and the
+// unknown-key check all walk this one list.
+field_list fields_of(config& c) {
+  field_list all = core_fields_of(c);
+  for (const auto& schema : config_section_schemas()) {
+    for (const auto& [key, ref] : all)
+      if (key == schema.name || key.rfind(schema.name + ".", 0) == 0) {
+        std::fprintf(stderr, "crucible: config section '%s' clashes with the runtime's key '%s'\n",
+                     schema.name.c_str(), key.c_str());
+        std::abort();
+      }
+    for (auto& [key, ref] : schema.fields(c.sections.slot(schema)))
+      all.emplace_back(schema.name + "." + key, ref);
+  }
+  return all;
 }
 
 // Lookup without yaml-cpp's operator[] side effects on const nodes.
@@ -311,23 +273,6 @@ status apply_override(YAML::Node& root, const std::string& assignment) {
   return {};
 }
 
-status validate_judge(const config& c) {
-  const auto& j = c.judge;
-  if (!(j.review_speedup >= 0))
-    return make_error("judge.review_speedup: expected >= 0 (0 reviews every pass)");
-  if (!(j.review_peak_fraction >= 0))
-    return make_error("judge.review_peak_fraction: expected >= 0 (a fraction of the roofline, e.g. 0.8)");
-  if (!(j.case_similarity > 0 && j.case_similarity <= 1))
-    return make_error("judge.case_similarity: expected a similarity in (0, 1]");
-  if (j.cases_k < 1) return make_error("judge.cases_k: expected >= 1");
-  if (auto r = kernels::make_reviewer(j); !r) return r.err();
-  bool in_pipeline = std::find(c.pipeline.begin(), c.pipeline.end(), "judge") != c.pipeline.end();
-  std::error_code ec;
-  if (in_pipeline && !j.cases_dir.empty() && !std::filesystem::is_directory(j.cases_dir, ec))
-    return make_error("judge.cases_dir: '" + j.cases_dir + "' is not a directory");
-  return {};
-}
-
 status validate(const config& c) {
   auto need = [](bool ok, const std::string& msg) -> status { return ok ? status{} : make_error(msg); };
   status checks[] = {
@@ -345,34 +290,8 @@ status validate(const config& c) {
       need(c.learner.groups_per_step >= 1, "learner.groups_per_step: expected >= 1"),
       need(c.replay.exemplars >= 0, "replay.exemplars: expected >= 0"),
       need(c.replay.temperature > 0, "replay.temperature: expected > 0"),
-      need(c.generator_temperature > 0, "generator.temperature: expected > 0"),
-      need(c.policy.d_model >= 8 && c.policy.heads >= 1 && c.policy.d_model % c.policy.heads == 0,
-           "policy.d_model: expected >= 8 and divisible by policy.heads"),
-      need(c.policy.layers >= 1, "policy.layers: expected >= 1"),
-      need(c.policy.max_context >= 32, "policy.max_context: expected >= 32"),
-      need(c.policy_threads >= 1, "policy.threads: expected >= 1"),
-      need(c.grpo.variant == "grpo" || c.grpo.variant == "dr_grpo" || c.grpo.variant == "dapo",
-           "grpo.variant: expected grpo, dr_grpo or dapo, got '" + c.grpo.variant + "'"),
-      need(c.grpo.lr > 0, "grpo.lr: expected > 0"),
-      need(c.grpo.clip > 0 && c.grpo.clip < 1, "grpo.clip: expected in (0, 1)"),
-      need(c.grpo.reward_clip > 0, "grpo.reward_clip: expected > 0"),
-      need(c.grpo.epochs >= 1, "grpo.epochs: expected >= 1"),
-      need(c.compiler.timeout_s > 0, "compiler.timeout_s: expected > 0"),
-      need(c.compiler.memory_mb >= 256, "compiler.memory_mb: expected >= 256"),
-      need(c.benchmark.eval.seeds >= 2, "benchmark.seeds: expected >= 2 (one nominal, one heavy-tailed)"),
-      need(c.benchmark.eval.input_sets >= 2, "benchmark.input_sets: expected >= 2"),
-      need(c.benchmark.eval.warmup >= 0 && c.benchmark.eval.warmup_ms >= 0,
-           "benchmark.warmup and benchmark.warmup_ms: expected >= 0"),
-      need(c.benchmark.eval.buckets >= 1 && c.benchmark.eval.trials >= 1,
-           "benchmark.buckets and benchmark.trials: expected >= 1"),
-      need(c.benchmark.eval.checked_share > 0 && c.benchmark.eval.checked_share <= 1,
-           "benchmark.checked_share: expected a share in (0, 1]"),
-      need(c.benchmark.eval.threads >= 1, "benchmark.threads: expected >= 1"),
-      need(c.benchmark.worker.timeout_s > 0, "benchmark.timeout_s: expected > 0"),
-      need(c.benchmark.runner.max_attempts >= 1, "benchmark.max_attempts: expected >= 1"),
       need(c.dispatch.max_attempts >= 1, "dispatch.max_attempts: expected >= 1"),
-      need(c.dispatch.stage_timeout_s > c.benchmark.worker.timeout_s,
-           "dispatch.stage_timeout_s: expected more than benchmark.timeout_s"),
+      need(c.dispatch.stage_timeout_s > 0, "dispatch.stage_timeout_s: expected > 0"),
       need(!c.pipeline.empty(), "pipeline: expected at least one stage"),
       need(c.target != "cuda" || !c.cuda.devices.empty(), "cuda.devices: expected at least one device"),
       need(c.cuda.arch.rfind("sm_", 0) == 0,
@@ -380,7 +299,6 @@ status validate(const config& c) {
   };
   for (auto d : c.cuda.devices)
     if (d < 0) return make_error("cuda.devices: expected device indices >= 0");
-  if (auto st = validate_judge(c); !st) return st;
   for (auto& st : checks)
     if (!st) return st;
   for (size_t i = 1; i < c.replay.bucket_edges.size(); ++i)
@@ -452,25 +370,14 @@ expected<config> parse_config(const std::string& yaml_text, const std::vector<st
       !c.roles.count("judge") && !find_path(root, "roles.judge").IsDefined())
     c.roles["judge"] = 1;
   if (auto st = validate(c); !st) return make_error(origin + ": " + st.message());
-  c.policy.target = c.target;  // the policy decodes programs of the run's target's space
-  if (c.target == "cuda") {
-    // The CUDA target compiles with nvcc: its defaults replace the CPU compiler's, key by key, unless the
-    // file set that key itself.
-    auto cu = kernels::cuda_compiler_defaults(c.cuda.arch, c.cuda.cudnn_dir);
-    if (!c.cuda.nvcc.empty()) cu.cxx = c.cuda.nvcc;
-    c.compiler.target = "cuda";
-    if (!find_path(root, "compiler.cxx").IsDefined()) c.compiler.cxx = cu.cxx;
-    if (!find_path(root, "compiler.flags").IsDefined()) c.compiler.flags = cu.flags;
-    if (!find_path(root, "compiler.libs").IsDefined()) c.compiler.libs = cu.libs;
-    if (!find_path(root, "compiler.memory_mb").IsDefined()) c.compiler.memory_mb = cu.memory_mb;
-    c.compiler.include_dirs = cu.include_dirs;
-    c.compiler.lib_dirs = cu.lib_dirs;
-    // CUDA reserves far more address space than it uses: no RLIMIT_AS on a CUDA worker.
-    if (!find_path(root, "benchmark.memory_mb").IsDefined()) c.benchmark.worker.memory_mb = 0;
-    // A re-measurement in a fresh worker (an outlier, a retry) finds one already loaded. On the CPU target
-    // a worker loading beside a measurement would compete with it for the cores it times.
-    if (!find_path(root, "benchmark.standby_worker").IsDefined()) c.benchmark.worker.standby = true;
-  }
+  for (const auto& schema : config_section_schemas())
+    if (schema.validate)
+      if (auto st = schema.validate(c.sections.slot(schema), c); !st)
+        return make_error(origin + ": " + st.message());
+  // Defaults that follow from other keys (the CUDA target's compiler), for the keys the file left out.
+  key_is_set is_set = [&root](const std::string& path) { return find_path(root, path).IsDefined(); };
+  for (const auto& schema : config_section_schemas())
+    if (schema.resolve) schema.resolve(c.sections.slot(schema), c, is_set);
   return c;
 }
 
@@ -488,6 +395,18 @@ expected<config> load_config(const std::string& path, const std::vector<std::str
     // parse_config says what is wrong with it
   }
   return parse_config(ss.str(), overrides, path);
+}
+
+expected<double> config_number(const config& c_in, const std::string& path) {
+  config c = c_in;
+  for (const auto& [key, ref] : fields_of(c)) {
+    if (key != path) continue;
+    if (auto* d = std::get_if<double*>(&ref)) return **d;
+    if (auto* i = std::get_if<int64_t*>(&ref)) return static_cast<double>(**i);
+    if (auto* i = std::get_if<int32_t*>(&ref)) return static_cast<double>(**i);
+    return make_error(path + ": not a number key");
+  }
+  return make_error(path + ": no such key");
 }
 
 std::string to_yaml(const config& c_in) {

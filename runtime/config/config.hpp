@@ -1,20 +1,16 @@
 #pragma once
 // The run configuration: one YAML file (configs/*.yaml) with defaults for every key, `--set key=value`
 // overrides, and validation whose errors name the key path and what was expected. Unknown keys are errors,
-// so a typo never silently falls back to a default.
+// so a typo never silently falls back to a default. This file holds the keys of the runtime itself (the
+// run, tasks, roles, pipeline, cluster, plugins); the domain's sections (compiler, benchmark, verifier,
+// judge, policy, grpo, generator) are registered by actors/options/ and read with cfg.section<T>().
 #include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
 
-#include "kernels/eval/compiler.hpp"
-#include "kernels/eval/worker_client.hpp"
-#include "kernels/verify/judge.hpp"
-#include "kernels/verify/outlier_review.hpp"
-#include "messages/evaluation.hpp"
 #include "messages/expected.hpp"
-#include "policies/grpo_trainer.hpp"
-#include "policies/program_policy.hpp"
+#include "runtime/config/config_sections.hpp"
 
 namespace crucible::runtime {
 
@@ -53,14 +49,8 @@ struct replay_section {
   std::vector<double> bucket_edges = {0.5, 0.9, 1.1, 1.5, 3.0};  ///< speedup bucket boundaries
 };
 
-struct benchmark_section {
-  eval_options eval;
-  kernels::worker_options worker;
-  kernels::runner_options runner;
-};
-
-/// The CUDA target (target: cuda). compiler.* then defaults to nvcc (kernels::cuda_compiler_defaults) for
-/// every compiler key the file does not set, and benchmark.memory_mb to 0 (no address-space limit).
+/// The CUDA target (target: cuda). compiler.* then defaults to nvcc for every compiler key the file does not
+/// set, and benchmark.memory_mb to 0 (actors/options/compiler_section, benchmark_section).
 struct cuda_section {
   std::string arch = "sm_90";  ///< nvcc -arch
   std::string nvcc;            ///< empty: $CRUCIBLE_NVCC, nvcc on PATH, /usr/local/cuda/bin/nvcc
@@ -107,17 +97,7 @@ struct config {
   async_section async;
   learner_section learner;
   replay_section replay;
-  policies::policy_config policy;
-  policies::grpo_config grpo;
-  double generator_temperature = 1.0;
-  int64_t policy_threads = 1;  ///< LibTorch intra-op threads of the policy (generators and learner)
   cuda_section cuda;
-  kernels::compiler_options compiler;
-  benchmark_section benchmark;
-  kernels::judge_options verifier;
-  /// The optional judge stage (pipeline: [..., verify, judge]; kernels/verify/outlier_review.hpp). With judge
-  /// in the pipeline and no roles.judge in the file, one judge runs.
-  kernels::review_options judge;
   dispatch_section dispatch;
   cluster_section cluster;
   /// Shared libraries that register roles (runtime/hosting/plugin_api.hpp), loaded before any actor starts.
@@ -126,6 +106,18 @@ struct config {
   /// keys flattened to "a.b"); the role reads them as plugin_run_info::settings. Any key is accepted here;
   /// the plugin says what it does not understand.
   std::map<std::string, std::map<std::string, std::vector<std::string>>> plugin_settings;
+  /// The registered sections' values (config_sections.hpp). The judge stage (pipeline: [..., verify,
+  /// judge]) with no roles.judge in the file runs one judge.
+  config_sections sections;
+
+  template <class T>
+  const T& section() const {
+    return sections.get<T>();
+  }
+  template <class T>
+  T& section() {
+    return sections.get<T>();
+  }
 };
 
 /// Parses YAML text over the defaults, applies `overrides` ("a.b=value", value in YAML syntax), validates.
@@ -142,5 +134,9 @@ const std::string& embedded_gpu_config();
 
 /// The resolved config as YAML (every key), for the run directory and --print-config.
 std::string to_yaml(const config& c);
+
+/// The number at a key path of the core or of a registered section ("verifier.penalty"), for code that
+/// must not include the section's type (a plugin's run view); an error when there is no such number key.
+expected<double> config_number(const config& c, const std::string& path);
 
 }  // namespace crucible::runtime

@@ -71,10 +71,10 @@ expected<std::shared_ptr<run_context>> prepare_run(const config& cfg, bool resum
   }
   fs::create_directories(dir / "checkpoints", ec);
   if (ec) return make_error("cannot create run directory '" + ctx->dir + "': " + ec.message());
-  if (ctx->cfg.compiler.cache_dir.empty()) ctx->cfg.compiler.cache_dir = ctx->path("compile_cache");
-  fs::create_directories(ctx->cfg.compiler.cache_dir, ec);
-  if (ec) return make_error("compiler.cache_dir '" + ctx->cfg.compiler.cache_dir + "': " + ec.message());
-  ctx->cfg.benchmark.worker.log_path = ctx->path("eval_worker.log");
+  // The sections' paths inside the run directory (the compile cache, the worker log).
+  for (const auto& schema : config_section_schemas())
+    if (schema.bind_run)
+      if (auto st = schema.bind_run(ctx->cfg.sections.slot(schema), ctx->dir); !st) return st.err();
 
   int incarnation = 0;
   if (resume) {

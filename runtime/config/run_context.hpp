@@ -30,8 +30,8 @@ struct run_context {
 };
 
 /// Creates (or, with resume, reopens) the run directory, writes config.yaml, loads and filters the tasks,
-/// and fills the compiler cache path. Errors name what is wrong (unknown task in tasks.include, a run
-/// directory that already holds a run when not resuming, ...).
+/// and binds the config sections' paths inside it (the compile cache, the worker log). Errors name what is
+/// wrong (unknown task in tasks.include, a run directory that already holds a run when not resuming, ...).
 expected<std::shared_ptr<run_context>> prepare_run(const config& cfg, bool resume);
 
 /// The tasks `cfg` trains on: the suite of tasks.dir (default: the source tree's) for cfg.target, filtered by

@@ -95,7 +95,7 @@ plugin_context plugin_view(const role_context& ctx) {
     info->target = run->cfg.target;
     info->seed = run->cfg.run.seed;
     for (const auto& t : run->tasks) info->tasks.push_back(t.name);
-    info->penalty = run->cfg.verifier.penalty;
+    if (auto penalty = config_number(run->cfg, "verifier.penalty")) info->penalty = *penalty;
     if (auto it = run->cfg.plugin_settings.find(ctx.role); it != run->cfg.plugin_settings.end())
       info->settings = it->second;
   }

@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include "actors/options/benchmark_section.hpp"
+#include "actors/options/verifier_section.hpp"
 #include "actors/roles.hpp"
 #include "messages/envelope.hpp"
 #include "messages/type_ids.hpp"
@@ -91,7 +93,7 @@ std::shared_ptr<runtime::run_context> run_in(const std::string& dir, bool resume
   auto cfg = runtime::parse_config("pipeline: [compile, benchmark, verify, judge]\n", {}, "test");
   EXPECT_TRUE(cfg) << cfg.message();
   run->cfg = *cfg;
-  run->cfg.verifier.penalty = -2.0;
+  run->cfg.section<actors::verifier_section>().penalty = -2.0;
   run->dir = dir;
   run->resume = resume;
   return run;
@@ -166,7 +168,8 @@ TEST(Judge, ATrainingRunReviewsEveryPassAndConvictsNoEmittedProgram) {
   auto cfg = runtime::parse_config(runtime::embedded_default_config(), overrides, "test");
   ASSERT_TRUE(cfg) << cfg.message();
   EXPECT_EQ(cfg->roles.at("judge"), 1);
-  cfg->benchmark.worker.worker_path = std::string(CRUCIBLE_BINARY_DIR) + "/crucible-eval-worker";
+  cfg->section<actors::benchmark_section>().worker.worker_path =
+      std::string(CRUCIBLE_BINARY_DIR) + "/crucible-eval-worker";
   auto registry = std::make_shared<runtime::role_registry>();
   actors::register_builtin_roles(*registry);
   auto s = test::train_to_the_end(*cfg, registry);

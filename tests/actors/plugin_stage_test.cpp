@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "actors/options/benchmark_section.hpp"
 #include "actors/roles.hpp"
 #include "messages/envelope.hpp"
 #include "runtime/config/config.hpp"
@@ -31,7 +32,8 @@ TEST(PluginStage, ATrainingRunSendsEveryCandidateThroughThePluginStage) {
   overrides.push_back("plugins=[" + example_plugin + "]");
   auto cfg = runtime::parse_config(runtime::embedded_default_config(), overrides, "test");
   ASSERT_TRUE(cfg) << cfg.message();
-  cfg->benchmark.worker.worker_path = std::string(CRUCIBLE_BINARY_DIR) + "/crucible-eval-worker";
+  cfg->section<actors::benchmark_section>().worker.worker_path =
+      std::string(CRUCIBLE_BINARY_DIR) + "/crucible-eval-worker";
 
   // What crucible train does: the built-in roles, then the plugins of the config.
   auto registry = std::make_shared<runtime::role_registry>();

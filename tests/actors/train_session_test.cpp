@@ -20,6 +20,7 @@
 
 #include <gtest/gtest.h>
 
+#include "actors/options/benchmark_section.hpp"
 #include "actors/roles.hpp"
 #include "messages/type_ids.hpp"
 #include "runtime/config/config.hpp"
@@ -41,7 +42,8 @@ runtime::config small_config(const std::string& dir, int64_t steps) {
        "benchmark.timeout_s=60", "policy.d_model=32", "policy.layers=1", "policy.heads=2"},
       "test");
   EXPECT_TRUE(cfg) << cfg.message();
-  cfg->benchmark.worker.worker_path = std::string(CRUCIBLE_BINARY_DIR) + "/crucible-eval-worker";
+  cfg->section<actors::benchmark_section>().worker.worker_path =
+      std::string(CRUCIBLE_BINARY_DIR) + "/crucible-eval-worker";
   return *cfg;
 }
 
@@ -141,7 +143,8 @@ TEST(TrainSession, RunsEndToEndThenResumes) {
 
   auto resumed_cfg = runtime::load_run_config(run.dir, {"run.max_steps=5"});
   ASSERT_TRUE(resumed_cfg) << resumed_cfg.message();
-  resumed_cfg->benchmark.worker.worker_path = std::string(CRUCIBLE_BINARY_DIR) + "/crucible-eval-worker";
+  resumed_cfg->section<actors::benchmark_section>().worker.worker_path =
+      std::string(CRUCIBLE_BINARY_DIR) + "/crucible-eval-worker";
   auto ctx2 = runtime::prepare_run(*resumed_cfg, true);
   ASSERT_TRUE(ctx2) << ctx2.message();
   auto s2 = runtime::run_training(*ctx2, builtin_registry());
@@ -298,7 +301,7 @@ TEST(TrainSession, KilledWorkersAndActorsLoseNoCandidate) {
   temp_run run("chaos");
   auto cfg = small_config(run.dir, 1000);
   cfg.run.max_minutes = 15;  // a bound for a broken run only: the chaos role ends this one
-  cfg.benchmark.runner.max_attempts = chaos_worker_kills + 2;
+  cfg.section<actors::benchmark_section>().runner.max_attempts = chaos_worker_kills + 2;
   cfg.roles["chaos"] = 1;
   chaos_run_dir = run.dir;
   auto ctx = runtime::prepare_run(cfg, false);

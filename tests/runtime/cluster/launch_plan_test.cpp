@@ -483,7 +483,9 @@ TEST(ClusterConfig, ParsesAndDescribesAHeadWithTwoNodes) {
   auto cuda =
       load_config(repo + "/configs/cluster.yaml", {"target=cuda", "cluster.node_roles.benchmarker=2"});
   ASSERT_TRUE(cuda) << cuda.message();
-  EXPECT_EQ(cuda->compiler.target, "cuda");
+  EXPECT_EQ(cuda->target, "cuda");
+  EXPECT_EQ(cuda->cluster.node_roles.at("benchmarker"), 2);
+  EXPECT_NE(to_yaml(*cuda).find("nvcc"), std::string::npos) << "the CUDA target's compiler is nvcc";
   auto again = parse_config(to_yaml(*c), {}, "dumped");
   ASSERT_TRUE(again) << again.message();
   EXPECT_EQ(to_yaml(*again), to_yaml(*c));

@@ -69,12 +69,10 @@ class stage_harness {
                          const std::string& settings_yaml = "")
       : sys_(cfg_), self_(sys_), registry_(registry) {
     auto run = std::make_shared<runtime::run_context>();
-    if (!settings_yaml.empty()) {
-      auto cfg = runtime::parse_config(settings_yaml);
-      EXPECT_TRUE(cfg) << cfg.message();
-      if (cfg) run->cfg = *cfg;
-    }
-    run->cfg.verifier.penalty = penalty;
+    // The penalty reaches a plugin through the verifier section, which the runtime knows only by its keys.
+    auto cfg = runtime::parse_config(settings_yaml, {"verifier.penalty=" + std::to_string(penalty)});
+    EXPECT_TRUE(cfg) << cfg.message();
+    if (cfg) run->cfg = *cfg;
     run_ = run;
   }
 

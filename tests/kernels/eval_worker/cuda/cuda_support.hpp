@@ -10,6 +10,7 @@
 #include <sstream>
 #include <string>
 
+#include "actors/options/evaluation_config_of.hpp"
 #include "kernels/eval/evaluate.hpp"
 #include "kernels/task/task_loader.hpp"
 #include "runtime/config/config.hpp"
@@ -49,16 +50,11 @@ inline const std::string& gpu_scratch_dir() {
 inline evaluation_config gpu_eval_config() {
   auto cfg = runtime::parse_config(runtime::embedded_gpu_config(), {}, "embedded configs/gpu.yaml");
   if (!cfg) throw std::runtime_error(cfg.message());
-  evaluation_config ec;
-  ec.compiler = cfg->compiler;
+  auto ec = actors::evaluation_config_of(*cfg);
   ec.compiler.cache_dir = gpu_scratch_dir() + "/artifacts";
-  ec.worker = cfg->benchmark.worker;
   ec.worker.device = static_cast<int>(cfg->cuda.devices.front());
   ec.worker.worker_path = std::string(CRUCIBLE_BINARY_DIR) + "/crucible-eval-worker";
   ec.worker.log_path = gpu_scratch_dir() + "/worker.log";
-  ec.runner = cfg->benchmark.runner;
-  ec.eval = cfg->benchmark.eval;
-  ec.judge = cfg->verifier;
   return ec;
 }
 

@@ -1,0 +1,164 @@
+// The domain's config sections (actors/options): their defaults, checks and the values that follow from
+// the target, read through the runtime's config by type.
+#include <algorithm>
+
+#include <gtest/gtest.h>
+
+#include "actors/options/benchmark_section.hpp"
+#include "actors/options/compiler_section.hpp"
+#include "actors/options/evaluation_config_of.hpp"
+#include "actors/options/generator_section.hpp"
+#include "actors/options/grpo_section.hpp"
+#include "actors/options/judge_section.hpp"
+#include "actors/options/policy_section.hpp"
+#include "actors/options/verifier_section.hpp"
+#include "runtime/config/config.hpp"
+
+namespace crucible::actors {
+namespace {
+
+expected<runtime::config> parse(const std::string& yaml, std::vector<std::string> overrides = {}) {
+  return runtime::parse_config(yaml, overrides, "test.yaml");
+}
+
+void expect_error(const expected<runtime::config>& c, const std::string& fragment) {
+  ASSERT_FALSE(c) << "accepted a bad config";
+  EXPECT_NE(c.message().find(fragment), std::string::npos) << c.message();
+}
+
+TEST(Sections, DefaultsAreTheSectionTypesDefaults) {
+  auto c = parse("");
+  ASSERT_TRUE(c) << c.message();
+  EXPECT_EQ(c->section<compiler_section>().cxx, "g++");
+  EXPECT_EQ(c->section<compiler_section>().target, "cpu");
+  EXPECT_EQ(c->section<policy_section>().target, "cpu");
+  EXPECT_EQ(c->section<policy_section>().threads, 1);
+  EXPECT_DOUBLE_EQ(c->section<grpo_section>().lr, policies::grpo_config{}.lr);
+  EXPECT_DOUBLE_EQ(c->section<generator_section>().temperature, 1.0);
+  EXPECT_DOUBLE_EQ(c->section<verifier_section>().penalty, -1.0);
+  EXPECT_EQ(c->section<benchmark_section>().eval.seeds, eval_options{}.seeds);
+}
+
+TEST(Sections, ValuesAndOverridesReachTheirSection) {
+  auto c = parse("grpo:\n  lr: 0.0005\n  variant: dapo\npolicy: {d_model: 32, threads: 2}\n",
+                 {"generator.temperature=0.7", "verifier.penalty=-2", "compiler.timeout_s=9"});
+  ASSERT_TRUE(c) << c.message();
+  EXPECT_DOUBLE_EQ(c->section<grpo_section>().lr, 5e-4);
+  EXPECT_EQ(c->section<grpo_section>().variant, "dapo");
+  EXPECT_EQ(c->section<policy_section>().d_model, 32);
+  EXPECT_EQ(c->section<policy_section>().threads, 2);
+  EXPECT_DOUBLE_EQ(c->section<generator_section>().temperature, 0.7);
+  EXPECT_DOUBLE_EQ(c->section<verifier_section>().penalty, -2.0);
+  EXPECT_DOUBLE_EQ(c->section<compiler_section>().timeout_s, 9.0);
+  auto ec = evaluation_config_of(*c);
+  EXPECT_DOUBLE_EQ(ec.compiler.timeout_s, 9.0);
+  EXPECT_DOUBLE_EQ(ec.judge.penalty, -2.0);
+}
+
+TEST(Sections, EachSectionValidatesItsKeys) {
+  expect_error(parse("grpo:\n  variant: ppo\n"), "grpo.variant: expected grpo, dr_grpo or dapo");
+  expect_error(parse("grpo: {clip: 1.5}"), "grpo.clip: expected in (0, 1)");
+  expect_error(parse("policy: {d_model: 30, heads: 4}"), "policy.d_model: expected >= 8 and divisible");
+  expect_error(parse("policy: {threads: 0}"), "policy.threads: expected >= 1");
+  expect_error(parse("generator: {temperature: 0}"), "generator.temperature: expected > 0");
+  expect_error(parse("compiler: {memory_mb: 10}"), "compiler.memory_mb: expected >= 256");
+  expect_error(parse("benchmark: {seeds: 1}"), "benchmark.seeds: expected >= 2");
+  expect_error(parse("benchmark: {checked_share: 0}"), "benchmark.checked_share");
+  expect_error(parse("benchmark: {timeout_s: 500}"),
+               "dispatch.stage_timeout_s: expected more than benchmark.timeout_s");
+  expect_error(parse("verifier: {penalty: low}"), "verifier.penalty: expected a number, got 'low'");
+  expect_error(parse("verifier: {strict: true}"), "unknown key 'verifier.strict'");
+}
+
+TEST(Sections, JudgeSectionDefaultsAndValidation) {
+  auto c = parse("");
+  ASSERT_TRUE(c) << c.message();
+  const auto& judge = c->section<judge_section>();
+  EXPECT_DOUBLE_EQ(judge.review_speedup, 3.0);
+  EXPECT_DOUBLE_EQ(judge.review_peak_fraction, 0.8);
+  EXPECT_TRUE(judge.review_static);
+  EXPECT_DOUBLE_EQ(judge.case_similarity, 0.9);
+  EXPECT_EQ(judge.reviewer, "rules");
+  auto j =
+      parse("pipeline: [compile, benchmark, verify, judge]\njudge:\n  review_speedup: 2\n  cases_k: 5\n");
+  ASSERT_TRUE(j) << j.message();
+  EXPECT_DOUBLE_EQ(j->section<judge_section>().review_speedup, 2.0);
+  EXPECT_EQ(j->section<judge_section>().cases_k, 5);
+
+  expect_error(parse("judge: {reviewer: lm}"), "judge.reviewer: 'lm' is not available yet");
+  expect_error(parse("judge: {reviewer: remote}"), "judge.reviewer: 'remote' is not available yet");
+  expect_error(parse("judge: {reviewer: oracle}"), "judge.reviewer: expected rules");
+  expect_error(parse("judge: {case_similarity: 1.5}"),
+               "judge.case_similarity: expected a similarity in (0, 1]");
+  expect_error(parse("judge: {review_speedup: -1}"), "judge.review_speedup: expected >= 0");
+  expect_error(parse("judge: {cases_k: 0}"), "judge.cases_k: expected >= 1");
+  expect_error(parse("judge: {review_static: maybe}"), "judge.review_static: expected true or false");
+  expect_error(parse("pipeline: [compile, benchmark, verify, judge]\njudge: {cases_dir: /no/such/dir}\n"),
+               "judge.cases_dir: '/no/such/dir' is not a directory");
+  expect_error(parse("judge: {threshold: 2}"), "unknown key 'judge.threshold'");
+}
+
+// target: cuda swaps in nvcc's defaults for the compiler keys the file leaves out, lifts the worker's
+// address-space limit, and the policy decodes CUDA programs.
+TEST(Sections, GpuConfigIsTheCudaTarget) {
+  auto c = runtime::parse_config(runtime::embedded_gpu_config(), {}, "gpu.yaml");
+  ASSERT_TRUE(c) << c.message();
+  const auto& compiler = c->section<compiler_section>();
+  const auto& bench = c->section<benchmark_section>();
+  EXPECT_EQ(c->section<policy_section>().target, "cuda");
+  EXPECT_EQ(compiler.target, "cuda");
+  EXPECT_NE(compiler.cxx.find("nvcc"), std::string::npos);
+  EXPECT_NE(std::find(compiler.flags.begin(), compiler.flags.end(), "-arch=sm_90"), compiler.flags.end());
+  EXPECT_EQ(bench.worker.memory_mb, 0);
+  EXPECT_TRUE(bench.worker.standby);     // an outlier's fresh worker is already loaded
+  EXPECT_FALSE(bench.eval.time_launch);  // gated launches: events time the device's work
+}
+
+// A standby worker loads beside the one measuring: on the CPU target it would compete for the cores timed.
+TEST(Sections, AStandbyWorkerOnlyWhereItCannotDisturbTheMeasurement) {
+  auto cpu = parse("");
+  ASSERT_TRUE(cpu) << cpu.message();
+  EXPECT_FALSE(cpu->section<benchmark_section>().worker.standby);
+  auto off = parse("target: cuda\nbenchmark:\n  standby_worker: false\n");
+  ASSERT_TRUE(off) << off.message();
+  EXPECT_FALSE(off->section<benchmark_section>().worker.standby);
+  expect_error(parse("benchmark:\n  standby_worker: 2\n"), "benchmark.standby_worker");
+}
+
+TEST(Sections, TimingProtocolKeys) {
+  auto c = parse("benchmark:\n  time_launch: true\n  warmup: 0\n  warmup_ms: 25\n");
+  ASSERT_TRUE(c) << c.message();
+  const auto& eval = c->section<benchmark_section>().eval;
+  EXPECT_TRUE(eval.time_launch);
+  EXPECT_EQ(eval.warmup, 0);
+  EXPECT_DOUBLE_EQ(eval.warmup_ms, 25.0);
+  expect_error(parse("benchmark:\n  warmup_ms: -1\n"),
+               "benchmark.warmup and benchmark.warmup_ms: expected >= 0");
+  expect_error(parse("benchmark:\n  time_launch: 3\n"), "benchmark.time_launch");
+}
+
+TEST(Sections, ExplicitCompilerKeysWinOverTheCudaDefaults) {
+  auto c = parse("target: cuda\ncompiler:\n  cxx: /opt/my/nvcc\ncuda:\n  arch: sm_80\n");
+  ASSERT_TRUE(c) << c.message();
+  const auto& compiler = c->section<compiler_section>();
+  EXPECT_EQ(compiler.cxx, "/opt/my/nvcc");
+  EXPECT_NE(std::find(compiler.flags.begin(), compiler.flags.end(), "-arch=sm_80"), compiler.flags.end());
+  auto nvcc = parse("target: cuda\ncuda:\n  nvcc: /opt/other/nvcc\n");
+  ASSERT_TRUE(nvcc) << nvcc.message();
+  EXPECT_EQ(nvcc->section<compiler_section>().cxx, "/opt/other/nvcc");
+}
+
+// The resolved values are what a run directory's config.yaml holds, so a resumed run reads them back.
+TEST(Sections, TheDumpedConfigCarriesTheResolvedSections) {
+  auto c = runtime::parse_config(runtime::embedded_gpu_config(), {"grpo.lr=0.003"}, "gpu.yaml");
+  ASSERT_TRUE(c) << c.message();
+  auto back = parse(runtime::to_yaml(*c));
+  ASSERT_TRUE(back) << back.message();
+  EXPECT_EQ(back->section<compiler_section>().cxx, c->section<compiler_section>().cxx);
+  EXPECT_EQ(back->section<compiler_section>().flags, c->section<compiler_section>().flags);
+  EXPECT_DOUBLE_EQ(back->section<grpo_section>().lr, 0.003);
+  EXPECT_EQ(runtime::to_yaml(*back), runtime::to_yaml(*c));
+}
+
+}  // namespace
+}  // namespace crucible::actors

@@ -84,10 +84,9 @@ TEST(Config, PluginSettingsAreOpenPerRoleAndRoundTrip) {
 
 TEST(Config, ValidationExplainsTheBound) {
   expect_error(parse("learner:\n  group_size: 1\n"), "learner.group_size: expected >= 2");
-  expect_error(parse("grpo:\n  variant: ppo\n"), "grpo.variant: expected grpo, dr_grpo or dapo");
   expect_error(parse("async:\n  max_staleness: -1\n"), "async.max_staleness");
   expect_error(parse("replay:\n  bucket_edges: [1, 0.5]\n"), "strictly increasing");
-  expect_error(parse("policy:\n  d_model: 30\n  heads: 4\n"), "divisible by policy.heads");
+  expect_error(parse("dispatch:\n  stage_timeout_s: 0\n"), "dispatch.stage_timeout_s: expected > 0");
   expect_error(parse("target: tpu\n"), "target: expected cpu or cuda");
   expect_error(parse("roles:\n  compiler: 100000\n"),
                "roles.compiler: 100000 is above run.max_role_count (256)");

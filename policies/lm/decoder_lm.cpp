@@ -24,6 +24,17 @@ expected<std::unique_ptr<decoder_lm>> decoder_lm::load(const std::string& dir) {
   return lm;
 }
 
+status decoder_lm::place(const std::string& device, tensor_dtype dtype) {
+  auto dt = torch_dtype_of(dtype);
+  if (!dt) return dt.err();
+  try {
+    model_->model->to(torch::Device(device), *dt);
+  } catch (const std::exception& e) {
+    return make_error("cannot place the model on '" + device + "': " + std::string(e.what()).substr(0, 200));
+  }
+  return {};
+}
+
 status decoder_lm::save(const std::string& dir, tensor_dtype dtype, int64_t max_shard_bytes) {
   return save_lm_checkpoint(model_->model, dir, dtype, max_shard_bytes);
 }

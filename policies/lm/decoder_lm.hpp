@@ -24,6 +24,10 @@ class decoder_lm {
   static expected<std::unique_ptr<decoder_lm>> load(const std::string& dir);
   ~decoder_lm();
 
+  /// Moves the weights to `device` ("cpu", "cuda", "cuda:1") as `dtype` (f32, f16 or bf16); an error
+  /// when LibTorch has no such device.
+  status place(const std::string& device, tensor_dtype dtype);
+
   /// Writes the checkpoint layout other tools read (see lm_checkpoint.hpp).
   status save(const std::string& dir, tensor_dtype dtype = tensor_dtype::f32, int64_t max_shard_bytes = 0);
 

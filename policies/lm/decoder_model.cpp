@@ -126,7 +126,6 @@ decoder_model_impl::decoder_model_impl(const decoder_config& c) : config(c) {
       torch::arange(0, c.head_dim, 2, torch::kLong).to(torch::kFloat) / static_cast<double>(c.head_dim);
   inv_freq = 1.0 / torch::pow(c.rope_theta, exponent);
   if (c.rope_scaling.factor > 0) inv_freq = llama3_scaled(inv_freq, c.rope_scaling);
-  inv_freq = register_buffer("inv_freq", inv_freq);
   model = register_module("model", lm_trunk(c));
   if (!c.tie_word_embeddings)
     lm_head = register_module("lm_head", linear(c.hidden_size, c.vocab_size, false));
@@ -135,7 +134,8 @@ decoder_model_impl::decoder_model_impl(const decoder_config& c) : config(c) {
 std::pair<torch::Tensor, torch::Tensor> decoder_model_impl::rotary(int64_t start, int64_t length,
                                                                    const torch::Device& device) {
   auto pos = torch::arange(start, start + length, torch::TensorOptions().dtype(torch::kFloat).device(device));
-  auto freqs = torch::outer(pos, inv_freq.to(device));
+  if (inv_freq.device() != device) inv_freq = inv_freq.to(device);  // stays fp32 whatever the weights' dtype
+  auto freqs = torch::outer(pos, inv_freq);
   auto emb = torch::cat({freqs, freqs}, -1);
   return {emb.cos(), emb.sin()};
 }

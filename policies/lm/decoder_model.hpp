@@ -84,7 +84,7 @@ struct decoder_model_impl : torch::nn::Module {
   void init_weights(uint64_t seed);
 
   decoder_config config;
-  torch::Tensor inv_freq;  ///< [head_dim / 2] fp32, a buffer not saved in checkpoints
+  torch::Tensor inv_freq;  ///< [head_dim / 2] fp32; not a buffer, so a change of the weights' dtype leaves it
   lm_trunk model{nullptr};
   torch::nn::Linear lm_head{nullptr};  ///< null when tie_word_embeddings
 };

@@ -22,45 +22,36 @@ bool ends_with(const std::vector<int64_t>& tokens, const std::vector<int64_t>& t
          std::equal(tail.rbegin(), tail.rend(), tokens.rbegin());
 }
 
-// Draws one token per row from filtered probabilities (host side, so a seed gives the same draw on every
-// device). Rows of `scaled` are log-probs at the temperature.
-std::vector<int64_t> draw(const torch::Tensor& scaled, const sampling_options& o, std::mt19937_64& rng) {
-  const int64_t rows = scaled.size(0);
-  std::vector<int64_t> out(static_cast<size_t>(rows));
-  if (o.temperature <= 0) {
-    auto best = scaled.argmax(-1).to(torch::kCPU);
-    for (int64_t r = 0; r < rows; ++r) out[static_cast<size_t>(r)] = best[r].item<int64_t>();
-    return out;
-  }
-  // Sorted once on the device; only the candidates top-k and top-p leave come to the host.
-  const int64_t vocab = scaled.size(1);
-  const int64_t k = o.top_k > 0 ? std::min(o.top_k, vocab) : vocab;
-  auto [vals, idx] = scaled.topk(k, -1, /*largest=*/true, /*sorted=*/true);
-  auto probs = vals.exp().to(torch::kFloat).to(torch::kCPU).contiguous();
-  auto ids = idx.to(torch::kCPU).contiguous();
+// Draws one token per row by inverse CDF on the device: the host supplies one uniform number per row (so a
+// seed gives the same draw however the rows are laid out), and only the chosen ids come back. Rows of
+// `scaled` are log-probs at the temperature; top-k and top-p cut the sorted distribution first.
+torch::Tensor draw(const torch::Tensor& scaled, const sampling_options& o, std::mt19937_64& rng) {
+  if (o.temperature <= 0) return scaled.argmax(-1);
+  const int64_t rows = scaled.size(0), vocab = scaled.size(1);
   std::uniform_real_distribution<double> uniform(0.0, 1.0);
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* p = probs.data_ptr<float>() + r * k;
-    const int64_t* id = ids.data_ptr<int64_t>() + r * k;
-    // The nucleus: the fewest top tokens whose mass reaches top_p (at least one).
-    double mass = 0;
-    int64_t keep = 0;
-    while (keep < k) {
-      mass += p[keep++];
-      if (mass >= o.top_p) break;
-    }
-    double u = uniform(rng) * mass;
-    int64_t pick = keep - 1;
-    for (int64_t i = 0; i < keep; ++i) {
-      u -= p[i];
-      if (u <= 0) {
-        pick = i;
-        break;
-      }
-    }
-    out[static_cast<size_t>(r)] = id[pick];
+  std::vector<double> u(static_cast<size_t>(rows));
+  for (auto& x : u) x = uniform(rng);
+  auto probs = scaled.exp().to(torch::kDouble);
+  auto target = torch::tensor(u, torch::kDouble).to(scaled.device()).unsqueeze(1);
+  const bool filtered = (o.top_k > 0 && o.top_k < vocab) || o.top_p < 1;
+  if (!filtered) {
+    auto csum = probs.cumsum(-1);
+    auto pos = torch::searchsorted(csum, target * csum.narrow(1, vocab - 1, 1)).clamp_max(vocab - 1);
+    return pos.squeeze(1);
   }
-  return out;
+  torch::Tensor sorted, ids;
+  if (o.top_k > 0 && o.top_k < vocab) {
+    std::tie(sorted, ids) = probs.topk(o.top_k, -1, /*largest=*/true, /*sorted=*/true);
+  } else {
+    std::tie(sorted, ids) = probs.sort(-1, /*descending=*/true);
+  }
+  auto csum = sorted.cumsum(-1);
+  // The nucleus: the fewest top tokens whose mass reaches top_p (at least one).
+  auto keep = ((csum - sorted) < o.top_p).sum(-1, /*keepdim=*/true).clamp_min(1);
+  auto mass = csum.gather(1, keep - 1);
+  auto pos = torch::searchsorted(csum, target * mass);
+  pos = torch::min(pos, keep - 1);
+  return ids.gather(1, pos).squeeze(1);
 }
 
 }  // namespace
@@ -91,15 +82,18 @@ expected<std::vector<lm_completion>> sample_completions(decoder_lm& lm, const st
 
   for (int64_t step = 0; step < o.max_new_tokens && !live.empty(); ++step) {
     auto scaled = torch::log_softmax(last.to(torch::kFloat) / temp, -1);
-    auto picks = draw(scaled, o, rng);
-    auto picked = torch::tensor(picks, torch::kLong).to(device);
+    auto picked = draw(scaled, o, rng);
     auto lp = scaled.gather(1, picked.unsqueeze(1)).squeeze(1).to(torch::kCPU);
+    auto picked_host = picked.to(torch::kCPU);
+    std::vector<int64_t> picks(picked_host.data_ptr<int64_t>(),
+                               picked_host.data_ptr<int64_t>() + picked_host.numel());
+    const float* lps = lp.data_ptr<float>();
     std::vector<int64_t> keep_rows;
     std::vector<int64_t> next_live;
     for (size_t r = 0; r < live.size(); ++r) {
       auto& c = out[static_cast<size_t>(live[r])];
       c.tokens.push_back(picks[r]);
-      c.logprobs.push_back(lp[static_cast<int64_t>(r)].item<float>());
+      c.logprobs.push_back(lps[r]);
       bool stop = std::find(o.stop_tokens.begin(), o.stop_tokens.end(), picks[r]) != o.stop_tokens.end();
       for (const auto& seq : o.stop_sequences) stop = stop || ends_with(c.tokens, seq);
       if (stop) {

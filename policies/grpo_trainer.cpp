@@ -4,18 +4,14 @@
 #include <cmath>
 #include <sstream>
 
+#include "policies/grpo_loss.hpp"
 #include "policies/program_policy_impl.hpp"
 
 namespace crucible::policies {
 namespace {
 
 constexpr int64_t state_format = 1;
-constexpr size_t max_chunk = 64;        // sequences per forward pass (gradients accumulate across chunks)
-constexpr double max_log_ratio = 20.0;  // keeps exp() finite for very stale samples
-
-bool known_variant(const std::string& v) {
-  return v == "grpo" || v == "dr_grpo" || v == "dapo";
-}
+constexpr size_t max_chunk = 64;  // sequences per forward pass (gradients accumulate across chunks)
 
 torch::optim::AdamOptions& adam_options(torch::optim::Adam& opt) {
   return static_cast<torch::optim::AdamOptions&>(opt.param_groups()[0].options());
@@ -68,7 +64,7 @@ expected<step_stats> grpo_trainer::step(const std::vector<scored_group>& groups,
                                         const std::map<std::string, task_spec>& tasks) {
   auto& m = *impl_;
   const auto& cfg = m.config;
-  if (!known_variant(cfg.variant))
+  if (!known_grpo_variant(cfg.variant))
     return make_error("grpo: unknown variant '" + cfg.variant + "' (expected grpo, dr_grpo or dapo)");
   if (cfg.epochs < 1) return make_error("grpo: epochs must be at least 1");
   step_stats stats;
@@ -133,14 +129,8 @@ expected<step_stats> grpo_trainer::step(const std::vector<scored_group>& groups,
     std::vector<float> a, o, w;
     for (size_t i = start; i < end; ++i) {
       ptrs.push_back(&samples[i]);
-      const double nd = static_cast<double>(samples[i].decisions.size());
-      double weight;
-      if (cfg.variant == "grpo")
-        weight = 1.0 / (static_cast<double>(n) * nd);  // token mean per sample, mean over samples
-      else if (cfg.variant == "dr_grpo")
-        weight = 1.0 / (static_cast<double>(n) * static_cast<double>(longest));  // sequence sum, fixed norm
-      else
-        weight = 1.0 / static_cast<double>(total_decisions);  // dapo: token mean over the batch
+      const double weight =
+          grpo_token_weight(cfg.variant, n, samples[i].decisions.size(), longest, total_decisions);
       for (size_t j = 0; j < samples[i].decisions.size(); ++j) {
         a.push_back(static_cast<float>(advantage[i]));
         o.push_back(old_lp[i][j]);
@@ -160,8 +150,6 @@ expected<step_stats> grpo_trainer::step(const std::vector<scored_group>& groups,
   stats.tokens = static_cast<int32_t>(total_decisions);
 
   // 3. Epochs: one optimizer step each over the whole batch.
-  const double lo = 1.0 - cfg.clip;
-  const double hi = 1.0 + (cfg.variant == "dapo" ? cfg.clip_high : cfg.clip);
   auto& model = m.pol.model;
   model->train();
   for (int32_t epoch = 0; epoch < cfg.epochs; ++epoch) {
@@ -170,25 +158,19 @@ expected<step_stats> grpo_trainer::step(const std::vector<scored_group>& groups,
     for (size_t c = 0; c < chunks.size(); ++c) {
       auto all = legal_log_probs(model, chunks[c], cfg.temperature);  // [N, O]
       auto lp = all.gather(1, chunks[c].chosen).squeeze(1);           // [N]
-      auto log_ratio = (lp - chunk_old[c]).clamp(-max_log_ratio, max_log_ratio);
-      auto ratio = log_ratio.exp();
-      const auto& adv = chunk_adv[c];
-      auto surrogate = torch::min(ratio * adv, ratio.clamp(lo, hi) * adv);
-      auto d = chunk_ref[c] - lp;
-      auto k3 = d.exp() - d - 1.0;
+      auto terms = grpo_terms(lp, chunk_old[c], chunk_ref[c], chunk_adv[c], cfg);
       auto p = all.exp();
       auto entropy = -(p * all.masked_fill(chunks[c].legal_mask.logical_not(), 0.0)).sum(1);
-      auto term = -surrogate + cfg.kl_coef * k3;
+      auto term = terms.term;
       if (cfg.entropy_coef != 0.0) term = term - cfg.entropy_coef * entropy;
       auto loss = (term * chunk_w[c]).sum();
       loss.backward();
       torch::NoGradGuard no_grad;
       loss_sum += loss.item<double>();
-      kl_sum += k3.sum().item<double>();
+      kl_sum += terms.k3.sum().item<double>();
       ent_sum += entropy.sum().item<double>();
-      auto was_clipped = ((ratio < lo) & (adv < 0)) | ((ratio > hi) & (adv > 0));
-      clipped += was_clipped.sum().item<double>();
-      ratio_max = std::max(ratio_max, ratio.max().item<double>());
+      clipped += terms.clipped.sum().item<double>();
+      ratio_max = std::max(ratio_max, terms.ratio.max().item<double>());
     }
     stats.grad_norm = torch::nn::utils::clip_grad_norm_(model->parameters(), cfg.max_grad_norm);
     m.optimizer->step();

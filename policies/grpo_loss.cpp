@@ -1,0 +1,33 @@
+#include "policies/grpo_loss.hpp"
+
+namespace crucible::policies {
+
+bool known_grpo_variant(const std::string& v) {
+  return v == "grpo" || v == "dr_grpo" || v == "dapo";
+}
+
+grpo_token_terms grpo_terms(const torch::Tensor& lp, const torch::Tensor& old_lp, const torch::Tensor& ref_lp,
+                            const torch::Tensor& adv, const grpo_config& cfg) {
+  const double lo = 1.0 - cfg.clip;
+  const double hi = 1.0 + (cfg.variant == "dapo" ? cfg.clip_high : cfg.clip);
+  auto log_ratio = (lp - old_lp).clamp(-grpo_max_log_ratio, grpo_max_log_ratio);
+  auto ratio = log_ratio.exp();
+  auto surrogate = torch::min(ratio * adv, ratio.clamp(lo, hi) * adv);
+  auto d = ref_lp - lp;
+  auto k3 = d.exp() - d - 1.0;
+  grpo_token_terms t;
+  t.term = -surrogate + cfg.kl_coef * k3;
+  t.ratio = ratio;
+  t.k3 = k3;
+  t.clipped = ((ratio < lo) & (adv < 0)) | ((ratio > hi) & (adv > 0));
+  return t;
+}
+
+double grpo_token_weight(const std::string& variant, size_t samples, size_t tokens_in_sample, size_t longest,
+                         size_t total_tokens) {
+  if (variant == "grpo") return 1.0 / (static_cast<double>(samples) * static_cast<double>(tokens_in_sample));
+  if (variant == "dr_grpo") return 1.0 / (static_cast<double>(samples) * static_cast<double>(longest));
+  return 1.0 / static_cast<double>(total_tokens);
+}
+
+}  // namespace crucible::policies

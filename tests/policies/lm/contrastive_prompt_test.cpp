@@ -1,0 +1,81 @@
+#include "policies/lm/contrastive_prompt.hpp"
+
+#include <gtest/gtest.h>
+
+#include "tests/policies/test_tasks.hpp"
+
+namespace crucible::policies {
+namespace {
+
+prompt with_exemplars() {
+  prompt p;
+  p.task = testing::gemm_row_sum_task();
+  p.target = "cuda";
+  p.exemplars = {{"a", "", "__global__ void slow() {}\n", 0.8, 1},
+                 {"b", "", "__global__ void fast() {}\n", 2.5, 4},
+                 {"c", "", "__global__ void broken() {}\n", 0.0, 0}};
+  return p;
+}
+
+TEST(ContrastivePrompt, ShowsTheTaskTheContractTheExemplarsFastestFirstAndTheThreeSections) {
+  auto r = render_contrastive_prompt(with_exemplars());
+  ASSERT_TRUE(r) << r.message();
+  const auto& t = r->text;
+  for (const char* part :
+       {"## Task: gemm_bias_scale_row_sum", "def reference(x, W, b):", "# x: float32 [16, 32]", "(parameter)",
+        "v = matmul(v, W)", "v = mul_scalar(v, s=0.5)", "-> [16]", "atol",
+        "extern \"C\" int crucible_forward", "ctx->stream", "Performance analysis", "Algorithm design",
+        "one fenced code block"})
+    EXPECT_NE(t.find(part), std::string::npos) << part << "\n" << t;
+  const auto fast = t.find("fast()"), slow = t.find("slow()"), broken = t.find("broken()");
+  ASSERT_NE(fast, std::string::npos);
+  EXPECT_LT(fast, slow);
+  EXPECT_LT(slow, broken);
+  EXPECT_NE(t.find("Kernel 1: 2.5x"), std::string::npos);
+  EXPECT_NE(t.find("failed (incorrect or not compiled)"), std::string::npos);
+  EXPECT_NE(t.find("```cuda"), std::string::npos);
+  EXPECT_EQ(r->exemplars_shown, 3);
+}
+
+// The rule: whole exemplars leave, slowest first, until the prompt fits; never a cut kernel.
+TEST(ContrastivePrompt, ExemplarsThatDoNotFitAreDroppedWholeSlowestFirst) {
+  auto p = with_exemplars();
+  auto full = render_contrastive_prompt(p);
+  ASSERT_TRUE(full);
+  prompt_budget chars;
+  chars.count_tokens = [](const std::string& s) { return static_cast<int64_t>(s.size()); };
+  chars.max_tokens = static_cast<int64_t>(full->text.size()) - 1;
+  auto two = render_contrastive_prompt(p, chars);
+  ASSERT_TRUE(two) << two.message();
+  EXPECT_EQ(two->exemplars_shown, 2);
+  EXPECT_EQ(two->exemplars_dropped, 1);
+  EXPECT_EQ(two->text.find("broken()"), std::string::npos) << "the failed one goes first";
+  EXPECT_NE(two->text.find("fast()"), std::string::npos);
+  chars.max_tokens = 200;
+  auto none = render_contrastive_prompt(p, chars);
+  ASSERT_FALSE(none);
+  EXPECT_NE(none.message().find("does not fit 200 tokens even without exemplars"), std::string::npos);
+  prompt_budget no_counter;
+  no_counter.max_tokens = 10;
+  EXPECT_FALSE(render_contrastive_prompt(p, no_counter));
+}
+
+TEST(ContrastivePrompt, TheCpuTargetAsksForCpp) {
+  auto p = with_exemplars();
+  p.target = "cpu";
+  p.exemplars.clear();
+  auto r = render_contrastive_prompt(p);
+  ASSERT_TRUE(r);
+  EXPECT_NE(r->text.find(".cpp file (C++17, CPU)"), std::string::npos);
+  EXPECT_NE(r->text.find("None yet: write the first."), std::string::npos);
+  EXPECT_EQ(r->text.find("ctx->stream"), std::string::npos);
+}
+
+TEST(ContrastivePrompt, AnInvalidTaskIsAnError) {
+  auto p = with_exemplars();
+  p.task.ops[0].args = {"nope"};
+  EXPECT_FALSE(render_contrastive_prompt(p));
+}
+
+}  // namespace
+}  // namespace crucible::policies

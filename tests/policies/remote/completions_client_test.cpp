@@ -1,0 +1,215 @@
+#include "policies/remote/completions_client.hpp"
+
+#include <chrono>
+#include <functional>
+#include <future>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <nlohmann/json.hpp>
+
+namespace crucible::policies {
+namespace {
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = boost::asio::ip::tcp;
+
+// A loopback HTTP server for `requests` requests, each answered by `handler` (status, body); with a status
+// of 0 it reads the request and never answers (until the test ends).
+class loopback_server {
+ public:
+  using handler = std::function<std::pair<int, std::string>(const nlohmann::json& request)>;
+
+  loopback_server(handler h, int requests = 1)
+      : acceptor_(io_, tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), 0)) {
+    port_ = acceptor_.local_endpoint().port();
+    thread_ = std::thread([this, h, requests] {
+      for (int i = 0; i < requests; ++i) {
+        tcp::socket socket(io_);
+        beast::error_code ec;
+        acceptor_.accept(socket, ec);
+        if (ec) return;
+        beast::flat_buffer buf;
+        http::request<http::string_body> req;
+        http::read(socket, buf, req, ec);
+        if (ec) continue;
+        nlohmann::json body = nlohmann::json::parse(req.body(), nullptr, false);
+        last_request_ = body;
+        last_target_ = std::string(req.target());
+        last_auth_ = std::string(req[http::field::authorization]);
+        auto [status, text] = h(body);
+        if (status == 0) {
+          release_.get_future().wait_for(std::chrono::seconds(20));
+          return;
+        }
+        http::response<http::string_body> res{static_cast<http::status>(status), 11};
+        res.set(http::field::content_type, "application/json");
+        res.body() = text;
+        res.prepare_payload();
+        http::write(socket, res, ec);
+        socket.shutdown(tcp::socket::shutdown_both, ec);
+      }
+    });
+  }
+  ~loopback_server() {
+    release_.set_value();
+    beast::error_code ec;
+    acceptor_.close(ec);
+    thread_.join();
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/v1/completions"; }
+  nlohmann::json last_request_;
+  std::string last_target_, last_auth_;
+
+ private:
+  boost::asio::io_context io_;
+  tcp::acceptor acceptor_;
+  unsigned short port_ = 0;
+  std::promise<void> release_;
+  std::thread thread_;
+};
+
+// What vLLM answers: choices (here in reverse index order) with text, logprobs and finish_reason.
+std::pair<int, std::string> vllm_like(const nlohmann::json& req) {
+  nlohmann::json choices = nlohmann::json::array();
+  const int n = req.value("n", 1);
+  for (int i = n - 1; i >= 0; --i)
+    choices.push_back(
+        {{"index", i},
+         {"text", "kernel " + std::to_string(i)},
+         {"logprobs",
+          {{"tokens", {"kernel", " " + std::to_string(i)}}, {"token_logprobs", {-0.5, -1.25 - i}}}},
+         {"finish_reason", i == 0 ? "stop" : "length"}});
+  return {200, nlohmann::json{{"id", "cmpl-1"}, {"object", "text_completion"}, {"choices", choices}}.dump()};
+}
+
+TEST(CompletionsClient, SendsTheRequestAndReadsEveryChoiceInIndexOrder) {
+  loopback_server server(vllm_like);
+  completions_endpoint e;
+  e.url = server.url();
+  e.model = "qwen2.5-coder";
+  e.api_key = "secret";
+  completion_request r;
+  r.prompt = "## Task: relu";
+  r.n = 3;
+  r.max_tokens = 64;
+  r.temperature = 0.7;
+  r.top_p = 0.95;
+  r.top_k = 20;
+  r.stop = {"```\n\n"};
+  r.seed = 5;
+  auto out = request_completions(e, r);
+  ASSERT_TRUE(out) << out.message();
+  ASSERT_EQ(out->size(), 3u);
+  EXPECT_EQ((*out)[0].text, "kernel 0");
+  EXPECT_EQ((*out)[2].text, "kernel 2");
+  EXPECT_EQ((*out)[1].tokens, (std::vector<std::string>{"kernel", " 1"}));
+  EXPECT_FLOAT_EQ((*out)[1].logprobs[1], -2.25f);
+  EXPECT_EQ((*out)[0].finish, remote_finish::stop);
+  EXPECT_EQ((*out)[1].finish, remote_finish::length);
+  const auto& q = server.last_request_;
+  EXPECT_EQ(server.last_target_, "/v1/completions");
+  EXPECT_EQ(server.last_auth_, "Bearer secret");
+  EXPECT_EQ(q["model"], "qwen2.5-coder");
+  EXPECT_EQ(q["prompt"], "## Task: relu");
+  EXPECT_EQ(q["n"], 3);
+  EXPECT_EQ(q["max_tokens"], 64);
+  EXPECT_EQ(q["logprobs"], 1);
+  EXPECT_EQ(q["top_k"], 20);
+  EXPECT_EQ(q["seed"], 5);
+  EXPECT_EQ(q["stop"], nlohmann::json::array({"```\n\n"}));
+  EXPECT_DOUBLE_EQ(q["temperature"].get<double>(), 0.7);
+}
+
+TEST(CompletionsClient, HttpErrorsCarryTheServersMessage) {
+  loopback_server server([](const nlohmann::json&) {
+    return std::make_pair(400, std::string(R"({"error": {"message": "max_tokens is too large"}})"));
+  });
+  completions_endpoint e;
+  e.url = server.url();
+  auto out = request_completions(e, {});
+  ASSERT_FALSE(out);
+  EXPECT_NE(out.message().find("HTTP 400"), std::string::npos) << out.message();
+  EXPECT_NE(out.message().find("max_tokens is too large"), std::string::npos) << out.message();
+}
+
+TEST(CompletionsClient, ASilentServerTimesOutAndARefusedPortIsAnError) {
+  loopback_server silent([](const nlohmann::json&) { return std::make_pair(0, std::string()); });
+  completions_endpoint e;
+  e.url = silent.url();
+  e.timeout_s = 0.3;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto out = request_completions(e, {});
+  ASSERT_FALSE(out);
+  EXPECT_NE(out.message().find("did not answer within 0.3 s"), std::string::npos) << out.message();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));
+
+  std::string closed_url;
+  {
+    boost::asio::io_context io;
+    tcp::acceptor a(io, tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), 0));
+    closed_url = "http://127.0.0.1:" + std::to_string(a.local_endpoint().port()) + "/v1/completions";
+  }
+  e.url = closed_url;
+  auto refused = request_completions(e, {});
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.message().find(closed_url), std::string::npos) << refused.message();
+}
+
+TEST(CompletionsClient, ATooLargeBodyAndBadUrlsAreErrors) {
+  loopback_server big([](const nlohmann::json&) { return std::make_pair(200, std::string(100000, ' ')); });
+  completions_endpoint e;
+  e.url = big.url();
+  e.max_response_bytes = 1000;
+  auto out = request_completions(e, {});
+  ASSERT_FALSE(out);
+  EXPECT_NE(out.message().find("larger than 1000 bytes"), std::string::npos) << "[" << out.message() << "]";
+  e.url = "https://example.invalid/v1/completions";
+  auto tls = request_completions(e, {});
+  ASSERT_FALSE(tls);
+  EXPECT_NE(tls.message().find("https is not supported"), std::string::npos);
+  e.url = "ftp://x";
+  EXPECT_FALSE(request_completions(e, {}));
+  e.url = "http://127.0.0.1:port/v1";
+  EXPECT_FALSE(request_completions(e, {}));
+}
+
+// Bodies that are not the documented shape are refused with the reason, never half-read.
+TEST(CompletionsClient, MalformedResponsesSayWhatIsWrong) {
+  auto err = [](const std::string& body, int n) {
+    auto r = parse_completions(body, n);
+    return r ? std::string("accepted") : r.message();
+  };
+  EXPECT_NE(err("not json", 1).find("not JSON"), std::string::npos);
+  EXPECT_NE(err("{}", 1).find("no choices"), std::string::npos);
+  EXPECT_NE(err(R"({"choices": []})", 1).find("asked for 1 choices, got 0"), std::string::npos);
+  EXPECT_NE(err(R"({"choices": [{"index": 0, "text": "x"}]})", 1).find("no logprobs"), std::string::npos);
+  EXPECT_NE(
+      err(R"({"choices": [{"index": 0, "text": "x", "logprobs": {"tokens": ["a"], "token_logprobs": []}}]})",
+          1)
+          .find("do not match"),
+      std::string::npos);
+  EXPECT_NE(
+      err(R"({"choices": [{"index": 0, "text": "x", "logprobs": {"tokens": ["a"], "token_logprobs": [null]}}]})",
+          1)
+          .find("no finite log-prob"),
+      std::string::npos);
+  EXPECT_NE(
+      err(R"({"choices": [{"index": 0, "text": "x", "logprobs": {"tokens": ["a"], "token_logprobs": [0.5]}}]})",
+          1)
+          .find("no finite log-prob"),
+      std::string::npos);
+  const std::string two_zero =
+      R"({"choices": [{"index": 0, "text": "x", "logprobs": {"tokens": [], "token_logprobs": []}},)"
+      R"({"index": 0, "text": "y", "logprobs": {"tokens": [], "token_logprobs": []}}]})";
+  EXPECT_NE(err(two_zero, 2).find("out of range or repeated"), std::string::npos);
+  EXPECT_EQ(err(R"({"choices": [{"text": "x", "logprobs": {"tokens": [], "token_logprobs": []}}]})", 1),
+            "accepted");
+}
+
+}  // namespace
+}  // namespace crucible::policies

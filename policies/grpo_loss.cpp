@@ -23,6 +23,25 @@ grpo_token_terms grpo_terms(const torch::Tensor& lp, const torch::Tensor& old_lp
   return t;
 }
 
+void grpo_epoch_sums::add(const torch::Tensor& loss_value, const grpo_token_terms& terms,
+                          const torch::Tensor& token_entropy) {
+  torch::NoGradGuard no_grad;
+  loss += loss_value.item<double>();
+  kl += terms.k3.sum().item<double>();
+  entropy += token_entropy.sum().item<double>();
+  clipped += terms.clipped.sum().item<double>();
+  ratio_max = std::max(ratio_max, terms.ratio.max().item<double>());
+}
+
+void grpo_epoch_sums::record(step_stats& stats, size_t tokens) const {
+  const double nd = static_cast<double>(tokens);
+  stats.loss = loss;
+  stats.kl = kl / nd;
+  stats.entropy = entropy / nd;
+  stats.clip_fraction = clipped / nd;
+  stats.ratio_max = ratio_max;
+}
+
 double grpo_token_weight(const std::string& variant, size_t samples, size_t tokens_in_sample, size_t longest,
                          size_t total_tokens) {
   if (variant == "grpo") return 1.0 / (static_cast<double>(samples) * static_cast<double>(tokens_in_sample));

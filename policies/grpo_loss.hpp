@@ -29,6 +29,15 @@ struct grpo_token_terms {
 grpo_token_terms grpo_terms(const torch::Tensor& lp, const torch::Tensor& old_lp, const torch::Tensor& ref_lp,
                             const torch::Tensor& adv, const grpo_config& cfg);
 
+/// What one epoch's chunks add up to, and the step statistics they make (means over the trained tokens).
+struct grpo_epoch_sums {
+  double loss = 0, kl = 0, entropy = 0, clipped = 0, ratio_max = 0;
+  /// Adds a chunk: its weighted loss, its terms and its per-token entropy.
+  void add(const torch::Tensor& loss_value, const grpo_token_terms& terms,
+           const torch::Tensor& token_entropy);
+  void record(step_stats& stats, size_t tokens) const;
+};
+
 /// A token's loss weight: grpo — token mean per sample, mean over samples; dr_grpo — sequence sum over a
 /// fixed norm (the longest sample); dapo — token mean over the batch.
 double grpo_token_weight(const std::string& variant, size_t samples, size_t tokens_in_sample, size_t longest,

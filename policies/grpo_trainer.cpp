@@ -154,7 +154,7 @@ expected<step_stats> grpo_trainer::step(const std::vector<scored_group>& groups,
   model->train();
   for (int32_t epoch = 0; epoch < cfg.epochs; ++epoch) {
     m.optimizer->zero_grad();
-    double loss_sum = 0.0, kl_sum = 0.0, ent_sum = 0.0, clipped = 0.0, ratio_max = 0.0;
+    grpo_epoch_sums sums;
     for (size_t c = 0; c < chunks.size(); ++c) {
       auto all = legal_log_probs(model, chunks[c], cfg.temperature);  // [N, O]
       auto lp = all.gather(1, chunks[c].chosen).squeeze(1);           // [N]
@@ -165,21 +165,11 @@ expected<step_stats> grpo_trainer::step(const std::vector<scored_group>& groups,
       if (cfg.entropy_coef != 0.0) term = term - cfg.entropy_coef * entropy;
       auto loss = (term * chunk_w[c]).sum();
       loss.backward();
-      torch::NoGradGuard no_grad;
-      loss_sum += loss.item<double>();
-      kl_sum += terms.k3.sum().item<double>();
-      ent_sum += entropy.sum().item<double>();
-      clipped += terms.clipped.sum().item<double>();
-      ratio_max = std::max(ratio_max, terms.ratio.max().item<double>());
+      sums.add(loss, terms, entropy);
     }
     stats.grad_norm = torch::nn::utils::clip_grad_norm_(model->parameters(), cfg.max_grad_norm);
     m.optimizer->step();
-    const double nd = static_cast<double>(total_decisions);
-    stats.loss = loss_sum;
-    stats.kl = kl_sum / nd;
-    stats.entropy = ent_sum / nd;
-    stats.clip_fraction = clipped / nd;
-    stats.ratio_max = ratio_max;
+    sums.record(stats, total_decisions);
   }
   model->eval();
   ++m.steps;

@@ -5,6 +5,8 @@
 #include <random>
 #include <string>
 
+#include "policies/causal_attention_cache.hpp"
+
 namespace crucible::policies {
 
 void kv_cache::expand_batch(int64_t n) {
@@ -24,28 +26,14 @@ torch::Tensor causal_attention_impl::forward(const torch::Tensor& x, torch::Tens
   // [B, T, 3D] -> 3 x [B, H, T, hd]
   auto parts = qkv->forward(x).view({b, t, 3, heads, head_dim}).permute({2, 0, 3, 1, 4});
   torch::Tensor q = parts[0], k = parts[1], v = parts[2];
-  int64_t past = 0;
-  if (k_cache) {
-    if (k_cache->defined()) {
-      past = k_cache->size(2);
-      k = torch::cat({*k_cache, k}, 2);
-      v = torch::cat({*v_cache, v}, 2);
-    }
-    *k_cache = k;
-    *v_cache = v;
-  }
+  const int64_t past = extend_kv_cache(k, v, k_cache, v_cache);
   const int64_t total = past + t;
   // Small products (decoding a few tokens against the cache) are cheaper as broadcast-multiply-sum than as
   // a batched GEMM, which costs one BLAS call per (batch, head) pair; training shapes use the GEMM.
   const bool small = b * heads * t * total * head_dim <= (int64_t{1} << 20);
   auto scores = small ? (q.unsqueeze(3) * k.unsqueeze(2)).sum(-1) : torch::matmul(q, k.transpose(-2, -1));
   scores = scores * (1.0 / std::sqrt(static_cast<double>(head_dim)));
-  if (t > 1) {
-    // Query i (absolute position past + i) sees keys 0 .. past + i.
-    auto mask =
-        torch::ones({t, total}, torch::TensorOptions().dtype(torch::kBool).device(x.device())).triu(past + 1);
-    scores = scores.masked_fill(mask, -std::numeric_limits<float>::infinity());
-  }
+  scores = mask_future_keys(scores, t, past);
   auto att = torch::softmax(scores, -1);
   auto y = small ? (att.unsqueeze(-1) * v.unsqueeze(2)).sum(3) : torch::matmul(att, v);
   y = y.transpose(1, 2).reshape({b, t, d});

@@ -4,6 +4,8 @@
 #include <limits>
 #include <random>
 
+#include "policies/causal_attention_cache.hpp"
+
 namespace crucible::policies {
 namespace {
 
@@ -61,16 +63,7 @@ torch::Tensor lm_attention_impl::forward(const torch::Tensor& x, const torch::Te
   auto c = cos.to(q.scalar_type()), s = sin.to(q.scalar_type());
   q = q * c + rotate_half(q) * s;
   k = k * c + rotate_half(k) * s;
-  int64_t past = 0;
-  if (k_cache) {
-    if (k_cache->defined()) {
-      past = k_cache->size(2);
-      k = torch::cat({*k_cache, k}, 2);
-      v = torch::cat({*v_cache, v}, 2);
-    }
-    *k_cache = k;
-    *v_cache = v;
-  }
+  const int64_t past = extend_kv_cache(k, v, k_cache, v_cache);
   const int64_t total = past + t;
   if (kv_heads != heads) {
     // Grouped-query attention: each key/value head serves heads / kv_heads query heads.
@@ -79,11 +72,7 @@ torch::Tensor lm_attention_impl::forward(const torch::Tensor& x, const torch::Te
     v = v.unsqueeze(2).expand({b, kv_heads, rep, total, head_dim}).reshape({b, heads, total, head_dim});
   }
   auto scores = torch::matmul(q, k.transpose(-2, -1)) * (1.0 / std::sqrt(static_cast<double>(head_dim)));
-  if (t > 1) {
-    auto mask =
-        torch::ones({t, total}, torch::TensorOptions().dtype(torch::kBool).device(x.device())).triu(past + 1);
-    scores = scores.masked_fill(mask, -std::numeric_limits<float>::infinity());
-  }
+  scores = mask_future_keys(scores, t, past);
   auto att = torch::softmax(scores.to(torch::kFloat), -1).to(q.scalar_type());
   auto y = torch::matmul(att, v).transpose(1, 2).reshape({b, t, heads * head_dim});
   return o_proj->forward(y);

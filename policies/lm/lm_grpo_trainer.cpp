@@ -129,7 +129,7 @@ expected<step_stats> lm_grpo_trainer::step(const std::vector<lm_group>& groups) 
   model->train();
   for (int32_t epoch = 0; epoch < cfg.epochs; ++epoch) {
     m.optimizer->zero_grad();
-    double loss_sum = 0, kl_sum = 0, ent_sum = 0, clipped = 0, ratio_max = 0;
+    grpo_epoch_sums sums;
     for (auto& s : samples) {
       const double weight =
           grpo_token_weight(cfg.variant, samples.size(), static_cast<size_t>(s.completion), longest, total);
@@ -153,22 +153,13 @@ expected<step_stats> lm_grpo_trainer::step(const std::vector<lm_group>& groups) 
         loss.backward();
         torch::NoGradGuard no_grad;
         if (!entropy.defined()) entropy = -(scaled.exp() * scaled).sum(1);
-        loss_sum += loss.item<double>();
-        kl_sum += terms.k3.sum().item<double>();
-        ent_sum += entropy.sum().item<double>();
-        clipped += terms.clipped.sum().item<double>();
-        ratio_max = std::max(ratio_max, terms.ratio.max().item<double>());
+        sums.add(loss, terms, entropy);
       }
       h.backward(hd.grad());
     }
     stats.grad_norm = torch::nn::utils::clip_grad_norm_(model->parameters(), cfg.max_grad_norm);
     m.optimizer->step();
-    const double nd = static_cast<double>(total);
-    stats.loss = loss_sum;
-    stats.kl = kl_sum / nd;
-    stats.entropy = ent_sum / nd;
-    stats.clip_fraction = clipped / nd;
-    stats.ratio_max = ratio_max;
+    sums.record(stats, total);
   }
   model->eval();
   return stats;

@@ -5,23 +5,13 @@
 #include <gtest/gtest.h>
 
 #include "policies/lm/lm_sampler.hpp"
+#include "tests/policies/lm/tiny_lms.hpp"
 
 namespace crucible::policies {
 namespace {
 
 std::unique_ptr<decoder_lm> tiny_lm(uint64_t seed) {
-  decoder_config c;
-  c.family = lm_family::llama;
-  c.vocab_size = 53;
-  c.hidden_size = 32;
-  c.intermediate_size = 64;
-  c.num_hidden_layers = 2;
-  c.num_attention_heads = 4;
-  c.num_key_value_heads = 2;
-  c.head_dim = 8;
-  auto lm = decoder_lm::create(c, seed);
-  EXPECT_TRUE(lm) << lm.message();
-  return std::move(*lm);
+  return testing::tiny_lm(lm_family::llama, 53, seed);
 }
 
 const std::vector<int64_t> prompt = {5, 8, 13, 21};

@@ -5,23 +5,13 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/policies/lm/tiny_lms.hpp"
+
 namespace crucible::policies {
 namespace {
 
-std::unique_ptr<decoder_lm> tiny_lm(uint64_t seed = 2) {
-  decoder_config c;
-  c.vocab_size = 61;
-  c.hidden_size = 32;
-  c.intermediate_size = 64;
-  c.num_hidden_layers = 2;
-  c.num_attention_heads = 4;
-  c.num_key_value_heads = 2;
-  c.head_dim = 8;
-  c.qkv_bias = true;
-  c.tie_word_embeddings = true;
-  auto lm = decoder_lm::create(c, seed);
-  EXPECT_TRUE(lm) << lm.message();
-  return std::move(*lm);
+std::unique_ptr<decoder_lm> tiny_lm() {
+  return testing::tiny_lm(lm_family::qwen2, 61, 2);
 }
 
 const std::vector<int64_t> prompt = {3, 14, 15, 9, 26};

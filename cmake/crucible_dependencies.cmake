@@ -28,6 +28,17 @@ find_package(CLI11 CONFIG REQUIRED)
 find_package(nlohmann_json REQUIRED)
 find_package(Boost 1.74 REQUIRED)
 
+# The byte-level BPE tokenizer (policies/lm/bpe_tokenizer): PCRE2 with 8-bit code units compiles the
+# pre-tokenizer's split patterns; ICU's common library (icuuc + icudata) does NFC. Found by path, like CAF, so
+# packages unpacked with dpkg -x (the GPU machine) are found through CMAKE_INCLUDE_PATH / CMAKE_LIBRARY_PATH.
+find_path(PCRE2_INCLUDE_DIR pcre2.h REQUIRED)
+find_library(PCRE2_LIBRARY pcre2-8 REQUIRED)
+add_library(crucible_pcre2 INTERFACE)
+target_include_directories(crucible_pcre2 SYSTEM INTERFACE ${PCRE2_INCLUDE_DIR})
+target_link_libraries(crucible_pcre2 INTERFACE ${PCRE2_LIBRARY})
+target_compile_definitions(crucible_pcre2 INTERFACE PCRE2_CODE_UNIT_WIDTH=8)
+find_package(ICU REQUIRED COMPONENTS uc data)  # ICU::uc, ICU::data
+
 # LibTorch: 1.13 from Debian (CPU), 2.x on the GPU machine. Code must compile against both.
 find_package(Torch REQUIRED)
 if(Torch_VERSION AND Torch_VERSION VERSION_LESS 1.13)

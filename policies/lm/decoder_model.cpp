@@ -5,6 +5,7 @@
 #include <random>
 
 #include "policies/causal_attention_cache.hpp"
+#include "policies/lm/activation_checkpoint.hpp"
 
 namespace crucible::policies {
 namespace {
@@ -142,6 +143,19 @@ torch::Tensor decoder_model_impl::hidden(const torch::Tensor& ids, lm_cache* cac
     h = model->layers[i]->as<lm_layer_impl>()->forward(h, cos, sin, cache ? &cache->k[i] : nullptr,
                                                        cache ? &cache->v[i] : nullptr);
   if (cache) cache->length += ids.size(1);
+  return model->norm->forward(h);
+}
+
+torch::Tensor decoder_model_impl::hidden_checkpointed(const torch::Tensor& ids) {
+  auto [cos, sin] = rotary(0, ids.size(1), ids.device());
+  auto h = model->embed_tokens->forward(ids);
+  for (size_t i = 0; i < model->layers->size(); ++i) {
+    auto* layer = model->layers[i]->as<lm_layer_impl>();
+    auto run = [layer, cos = cos, sin = sin](const torch::Tensor& x) {
+      return layer->forward(x, cos, sin, nullptr, nullptr);
+    };
+    h = checkpointed(run, h);
+  }
   return model->norm->forward(h);
 }
 

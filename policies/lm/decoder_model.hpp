@@ -71,6 +71,9 @@ struct decoder_model_impl : torch::nn::Module {
   /// Final hidden states [B, T, H] of `ids` [B, T] (int64). Without a cache the sequence starts at position
   /// 0; with one it continues the cached positions and the cache is extended.
   torch::Tensor hidden(const torch::Tensor& ids, lm_cache* cache = nullptr);
+  /// hidden(ids) for training in less memory: each layer keeps only its input, and its activations are
+  /// recomputed in the backward pass (activation_checkpoint.hpp). Same values and gradients; no cache.
+  torch::Tensor hidden_checkpointed(const torch::Tensor& ids);
   /// Logits [.., vocab] of hidden states [.., H] (the tied embedding matrix when tie_word_embeddings).
   torch::Tensor logits(const torch::Tensor& h);
   /// The output embedding matrix [vocab, H].

@@ -2,23 +2,32 @@
 
 #include <algorithm>
 #include <cmath>
+#include <sstream>
 
 #include "policies/grpo_loss.hpp"
+#include "policies/lm/activation_checkpoint.hpp"
 #include "policies/lm/decoder_model_holder.hpp"
+#include "policies/lm/lm_train_batch.hpp"
 
 namespace crucible::policies {
 namespace {
 
-struct prepared_sample {
-  torch::Tensor ids;  ///< [1, prompt + completion]
-  int64_t prompt = 0, completion = 0;
-  torch::Tensor old_lp, ref_lp;  ///< [completion]
-  double advantage = 0.0;
+constexpr int64_t state_format = 1;
+
+// A micro-batch with each completion token's sampling log-prob, advantage, loss weight and (once the
+// reference pass ran) reference log-prob, all [N] in the batch's token order.
+struct prepared_batch {
+  lm_train_batch batch;
+  torch::Tensor old_lp, adv, weight, ref_lp;
 };
 
-// Positions per log-softmax chunk: the [positions, vocabulary] block stays under the element budget.
-int64_t chunk_positions(int64_t vocab, int64_t budget) {
-  return std::max<int64_t>(1, budget / std::max<int64_t>(1, vocab));
+torch::optim::AdamWOptions& adamw_options(torch::optim::AdamW& opt) {
+  return static_cast<torch::optim::AdamWOptions&>(opt.param_groups()[0].options());
+}
+
+std::string first_line(const std::exception& e) {
+  std::string s = e.what();
+  return s.substr(0, std::min(s.find('\n'), size_t{200}));
 }
 
 }  // namespace
@@ -42,6 +51,7 @@ struct lm_grpo_trainer::impl {
   lm_train_options options;
   decoder_model reference;
   std::unique_ptr<torch::optim::AdamW> optimizer;
+  int64_t steps = 0;
 };
 
 lm_grpo_trainer::lm_grpo_trainer(decoder_lm& lm, const lm_train_options& options)
@@ -59,10 +69,12 @@ expected<step_stats> lm_grpo_trainer::step(const std::vector<lm_group>& groups) 
   const auto device = model->model->embed_tokens->weight.device();
   const double temp = cfg.temperature > 0 ? cfg.temperature : 1.0;
   const int64_t chunk = chunk_positions(vocab, m.options.logit_elements);
+  const bool bf16 = m.options.bf16 && on_cuda(model);
   step_stats stats;
 
-  // 1. Advantages per group; each member's sequence, its sampling log-probs and the reference's.
-  std::vector<prepared_sample> samples;
+  // 1. Advantages per group; the samples that enter the loss.
+  std::vector<const lm_sample*> samples;
+  std::vector<double> advantages;
   for (const auto& g : groups) {
     std::vector<double> rewards;
     for (const auto& s : g.members) rewards.push_back(s.reward);
@@ -83,73 +95,94 @@ expected<step_stats> lm_grpo_trainer::step(const std::vector<lm_group>& groups) 
           if (t < 0 || t >= vocab)
             return make_error("grpo: token " + std::to_string(t) + " is outside the vocabulary (" +
                               std::to_string(vocab) + ")");
-      prepared_sample p;
-      std::vector<int64_t> all = s.prompt;
-      all.insert(all.end(), s.completion.begin(), s.completion.end());
-      p.ids = torch::tensor(all, torch::kLong).unsqueeze(0).to(device);
-      p.prompt = static_cast<int64_t>(s.prompt.size());
-      p.completion = static_cast<int64_t>(s.completion.size());
-      p.old_lp = torch::tensor(s.logprobs, torch::kFloat).to(device);
-      p.advantage = adv[i];
-      samples.push_back(std::move(p));
+      samples.push_back(&s);
+      advantages.push_back(adv[i]);
     }
   }
   if (samples.empty()) return stats;
   size_t total = 0, longest = 0;
   double adv_abs = 0;
-  for (const auto& s : samples) {
-    total += static_cast<size_t>(s.completion);
-    longest = std::max(longest, static_cast<size_t>(s.completion));
-    adv_abs += std::abs(s.advantage);
+  for (size_t i = 0; i < samples.size(); ++i) {
+    total += samples[i]->completion.size();
+    longest = std::max(longest, samples[i]->completion.size());
+    adv_abs += std::abs(advantages[i]);
   }
   stats.tokens = static_cast<int32_t>(total);
   stats.advantage_abs_mean = adv_abs / static_cast<double>(samples.size());
 
-  // Position i predicts token i + 1: a sample's completion is predicted by positions prompt-1 .. end-2.
-  auto targets_of = [](const prepared_sample& s) { return s.ids[0].narrow(0, s.prompt, s.completion); };
-  auto log_probs = [&](decoder_model& net, const torch::Tensor& h, const torch::Tensor& targets) {
-    auto scaled = torch::log_softmax(net->logits(h).to(torch::kFloat) / temp, -1);
-    return std::make_pair(scaled.gather(1, targets.unsqueeze(1)).squeeze(1), scaled);
-  };
+  // 2. Micro-batches: the padded sequences and, per completion token, what the objective needs.
+  std::vector<const std::vector<int64_t>*> prompts, completions;
+  std::vector<int64_t> lengths;
+  for (const auto* s : samples) {
+    prompts.push_back(&s->prompt);
+    completions.push_back(&s->completion);
+    lengths.push_back(static_cast<int64_t>(s->prompt.size() + s->completion.size()));
+  }
+  std::vector<prepared_batch> batches;
+  for (const auto& members : micro_batches(lengths, m.options.micro_batch)) {
+    prepared_batch p;
+    p.batch = make_train_batch(prompts, completions, members, device);
+    std::vector<float> old_lp, adv, weight;
+    for (size_t k : members) {
+      const auto& s = *samples[k];
+      const double w = grpo_token_weight(cfg.variant, samples.size(), s.completion.size(), longest, total);
+      old_lp.insert(old_lp.end(), s.logprobs.begin(), s.logprobs.end());
+      adv.insert(adv.end(), s.completion.size(), static_cast<float>(advantages[k]));
+      weight.insert(weight.end(), s.completion.size(), static_cast<float>(w));
+    }
+    p.old_lp = torch::tensor(old_lp, torch::kFloat).to(device);
+    p.adv = torch::tensor(adv, torch::kFloat).to(device);
+    p.weight = torch::tensor(weight, torch::kFloat).to(device);
+    batches.push_back(std::move(p));
+  }
+
+  // 3. The frozen reference's log-probs of every completion token.
   {
     torch::NoGradGuard no_grad;
-    for (auto& s : samples) {
-      auto h = m.reference->hidden(s.ids).squeeze(0).narrow(0, s.prompt - 1, s.completion);
-      auto targets = targets_of(s);
+    for (auto& p : batches) {
+      cuda_autocast_guard precision(bf16);
+      auto h = completion_hidden(m.reference, p.batch, false);
       std::vector<torch::Tensor> parts;
-      for (int64_t c = 0; c < s.completion; c += chunk) {
-        const int64_t len = std::min(chunk, s.completion - c);
-        parts.push_back(log_probs(m.reference, h.narrow(0, c, len), targets.narrow(0, c, len)).first);
+      for (int64_t c = 0; c < p.batch.tokens(); c += chunk) {
+        const int64_t len = std::min(chunk, p.batch.tokens() - c);
+        parts.push_back(
+            chunk_logprobs(m.reference, h.narrow(0, c, len), p.batch.targets.narrow(0, c, len), temp).taken);
       }
-      s.ref_lp = torch::cat(parts);
+      p.ref_lp = torch::cat(parts);
     }
   }
 
-  // 2. Epochs: one optimizer step each over the whole batch; gradients accumulate sample by sample.
+  // 4. Epochs: one optimizer step each over the whole batch; gradients accumulate across micro-batches.
   model->train();
   for (int32_t epoch = 0; epoch < cfg.epochs; ++epoch) {
     m.optimizer->zero_grad();
     grpo_epoch_sums sums;
-    for (auto& s : samples) {
-      const double weight =
-          grpo_token_weight(cfg.variant, samples.size(), static_cast<size_t>(s.completion), longest, total);
-      auto h = model->hidden(s.ids).squeeze(0).narrow(0, s.prompt - 1, s.completion);
+    for (auto& p : batches) {
+      torch::Tensor h;
+      {
+        cuda_autocast_guard precision(bf16);
+        h = completion_hidden(model, p.batch, m.options.checkpoint_activations);
+      }
       // Cut the graph at the hidden states: each chunk's vocabulary-wide log-softmax lives only while its
       // backward runs; the trunk's backward then runs once with the accumulated gradient.
       auto hd = h.detach().requires_grad_(true);
-      auto targets = targets_of(s);
-      for (int64_t c = 0; c < s.completion; c += chunk) {
-        const int64_t len = std::min(chunk, s.completion - c);
-        auto [lp, scaled] = log_probs(model, hd.narrow(0, c, len), targets.narrow(0, c, len));
-        auto adv = torch::full({len}, s.advantage, lp.options());
-        auto terms = grpo_terms(lp, s.old_lp.narrow(0, c, len), s.ref_lp.narrow(0, c, len), adv, cfg);
-        auto term = terms.term;
-        torch::Tensor entropy;
-        if (cfg.entropy_coef != 0.0) {
-          entropy = -(scaled.exp() * scaled).sum(1);
-          term = term - cfg.entropy_coef * entropy;
+      for (int64_t c = 0; c < p.batch.tokens(); c += chunk) {
+        const int64_t len = std::min(chunk, p.batch.tokens() - c);
+        torch::Tensor loss, scaled, entropy;
+        grpo_token_terms terms;
+        {
+          cuda_autocast_guard precision(bf16);
+          auto lp = chunk_logprobs(model, hd.narrow(0, c, len), p.batch.targets.narrow(0, c, len), temp);
+          scaled = lp.scaled;
+          terms = grpo_terms(lp.taken, p.old_lp.narrow(0, c, len), p.ref_lp.narrow(0, c, len),
+                             p.adv.narrow(0, c, len), cfg);
+          auto term = terms.term;
+          if (cfg.entropy_coef != 0.0) {
+            entropy = -(scaled.exp() * scaled).sum(1);
+            term = term - cfg.entropy_coef * entropy;
+          }
+          loss = (term * p.weight.narrow(0, c, len)).sum();
         }
-        auto loss = (term * weight).sum();
         loss.backward();
         torch::NoGradGuard no_grad;
         if (!entropy.defined()) entropy = -(scaled.exp() * scaled).sum(1);
@@ -159,10 +192,80 @@ expected<step_stats> lm_grpo_trainer::step(const std::vector<lm_group>& groups) 
     }
     stats.grad_norm = torch::nn::utils::clip_grad_norm_(model->parameters(), cfg.max_grad_norm);
     m.optimizer->step();
+    ++m.steps;
     sums.record(stats, total);
   }
   model->eval();
   return stats;
+}
+
+std::vector<char> lm_grpo_trainer::save_state() const {
+  auto& m = *impl_;
+  torch::serialize::OutputArchive ar;
+  ar.write("trainer.meta", torch::tensor(std::vector<int64_t>{state_format, m.steps}, torch::kLong));
+  for (auto& kv : m.reference->named_parameters(true)) ar.write("reference." + kv.key(), kv.value());
+  torch::serialize::OutputArchive opt;
+  m.optimizer->save(opt);
+  ar.write("optimizer", opt);
+  std::ostringstream os;
+  ar.save_to(os);
+  const std::string s = os.str();
+  return std::vector<char>(s.begin(), s.end());
+}
+
+status lm_grpo_trainer::load_state(const std::vector<char>& bytes) {
+  auto& m = *impl_;
+  torch::serialize::InputArchive ar;
+  try {
+    std::istringstream is(std::string(bytes.begin(), bytes.end()));
+    ar.load_from(is);
+  } catch (const std::exception& e) {
+    return make_error("lm grpo state: not a trainer checkpoint (" + std::to_string(bytes.size()) +
+                      " bytes): " + first_line(e));
+  }
+  torch::Tensor meta;
+  try {
+    ar.read("trainer.meta", meta);
+  } catch (const std::exception&) {
+    return make_error(
+        "lm grpo state: no trainer record; these bytes were not written by "
+        "lm_grpo_trainer::save_state");
+  }
+  if (meta.numel() != 2 || meta.scalar_type() != torch::kLong || meta[0].item<int64_t>() != state_format)
+    return make_error("lm grpo state: unsupported trainer record (this build reads format " +
+                      std::to_string(state_format) + ")");
+  // Read everything into scratch tensors first, so a bad state leaves the trainer as it was.
+  std::vector<std::pair<torch::Tensor, torch::Tensor>> reference;  // (destination, loaded)
+  for (auto& kv : m.reference->named_parameters(true)) {
+    torch::Tensor t;
+    try {
+      ar.read("reference." + kv.key(), t);
+    } catch (const std::exception&) {
+      return make_error("lm grpo state: the reference has no tensor " + kv.key() +
+                        " (saved for another model configuration?)");
+    }
+    if (t.sizes() != kv.value().sizes())
+      return make_error("lm grpo state: reference tensor " + kv.key() + " has shape " + c10::str(t.sizes()) +
+                        ", the model " + c10::str(kv.value().sizes()));
+    reference.emplace_back(kv.value(), t);
+  }
+  torch::serialize::InputArchive opt;
+  try {
+    ar.read("optimizer", opt);
+    probe_adamw_state(m.optimizer->param_groups()[0].params(), opt);
+    m.optimizer->load(opt);
+  } catch (const std::exception& e) {
+    return make_error("lm grpo state: the optimizer state does not fit this model: " + first_line(e));
+  }
+  adamw_options(*m.optimizer).lr(m.options.grpo.lr).weight_decay(m.options.weight_decay);
+  torch::NoGradGuard no_grad;
+  for (auto& [dst, src] : reference) dst.copy_(src);
+  m.steps = meta[1].item<int64_t>();
+  return {};
+}
+
+int64_t lm_grpo_trainer::steps() const {
+  return impl_->steps;
 }
 
 }  // namespace crucible::policies

@@ -1,13 +1,16 @@
+#include <fstream>
+#include <optional>
+#include <sstream>
+
 #include <spdlog/spdlog.h>
 #include <caf/all.hpp>
 
 #include "actors/options/generator_section.hpp"
-#include "actors/options/policy_section.hpp"
+#include "actors/policy_options_of.hpp"
 #include "actors/roles.hpp"
-#include "kernels/program/emit_source.hpp"
 #include "messages/content_hash.hpp"
 #include "messages/type_ids.hpp"
-#include "policies/program_policy.hpp"
+#include "policies/policy_factory.hpp"
 #include "runtime/config/run_context.hpp"
 #include "runtime/hosting/actor_failures.hpp"
 
@@ -15,32 +18,60 @@ namespace crucible::actors {
 namespace {
 
 struct generator_state {
-  std::unique_ptr<policies::program_policy> policy;
+  std::unique_ptr<policies::policy> policy;
+  std::string policy_error;  // why there is no policy (answered to every generate request)
   int64_t version = 0;
+  // The newest weights announced and not yet loaded: loaded before the next sample, so updates queued while
+  // a long sample ran cost one load, not one each (and a file the learner has since replaced is never read).
+  std::optional<weights_update> pending;
   uint64_t seed = 0;
   static inline const char* name = "generator";
 };
+
+expected<std::vector<char>> weights_of(const weights_update& w) {
+  if (w.path.empty()) return w.bytes;
+  std::ifstream in(w.path, std::ios::binary);
+  if (!in) return make_error("cannot read the weights file " + w.path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  const std::string text = s.str();
+  return std::vector<char>(text.begin(), text.end());
+}
 
 caf::behavior generator(caf::stateful_actor<generator_state>* self, runtime::role_context ctx) {
   runtime::log_failures(self, "generator #" + std::to_string(ctx.index));
   const auto& cfg = ctx.run->cfg;
   // Each generator samples its own stream; weights arrive from the learner (version 0 until then is the
   // same initialisation the learner starts from, since both use run.seed).
-  self->state.policy = std::make_unique<policies::program_policy>(cfg.section<policy_section>(),
-                                                                  static_cast<uint64_t>(cfg.run.seed));
+  auto options = policy_options_of(cfg, false);
+  auto made = options ? policies::make_policy(*options, static_cast<uint64_t>(cfg.run.seed))
+                      : expected<std::unique_ptr<policies::policy>>(options.err());
+  if (made) {
+    self->state.policy = std::move(*made);
+  } else {
+    self->state.policy_error = made.message();
+    spdlog::error("generator #{}: {}", ctx.index, made.message());
+  }
   self->state.seed =
       static_cast<uint64_t>(cfg.run.seed) * 1000003u + static_cast<uint64_t>(ctx.index) * 7919u;
   auto run = ctx.run;
   return {
       [=](const weights_update& w) {
+        if (!self->state.policy) return;
         if (w.version <= self->state.version && self->state.version != 0) return;
-        if (auto st = self->state.policy->load_weights(w.bytes); !st) {
-          spdlog::error("generator #{}: weights v{} rejected: {}", ctx.index, w.version, st.message());
-          return;
-        }
-        self->state.version = w.version;
+        if (!self->state.pending || w.version > self->state.pending->version) self->state.pending = w;
       },
       [=](generate_atom, const prompt& p) -> caf::result<std::vector<candidate>> {
+        if (!self->state.policy) return caf::make_error(caf::sec::runtime_error, self->state.policy_error);
+        if (auto w = std::move(self->state.pending)) {
+          self->state.pending.reset();
+          auto bytes = weights_of(*w);
+          auto st = bytes ? self->state.policy->load_weights(*bytes) : status(bytes.err());
+          if (st)
+            self->state.version = w->version;
+          else
+            spdlog::error("generator #{}: weights v{} rejected: {}", ctx.index, w->version, st.message());
+        }
         auto samples = self->state.policy->sample(
             p, p.group_size, run->cfg.section<generator_section>().temperature, self->state.seed++);
         if (!samples) return caf::make_error(caf::sec::invalid_argument, samples.message());
@@ -54,12 +85,12 @@ caf::behavior generator(caf::stateful_actor<generator_state>* self, runtime::rol
           c.task = p.task.name;
           c.target = p.target;
           c.language = p.target == "cuda" ? "cu" : "cpp";
-          c.program = s.program_text;
-          auto src = kernels::emit_source(p.target, p.task, s.prog);
-          // An emitter failure is the emitter's bug, not the policy's: it surfaces as a compile error with
-          // the reason, so it is visible and scored, never silently dropped.
-          c.source = src ? std::move(*src) : std::string("#error emitter failed: ") + src.message() + "\n";
-          c.content_hash = sha256_hex(c.source);
+          c.program = std::move(s.program);
+          c.source = std::move(s.source);
+          c.answer = std::move(s.answer);
+          c.format_error = std::move(s.format_error);
+          // An answer without code is named by its text (it never reaches the compiler's cache).
+          c.content_hash = sha256_hex(c.format_error.empty() ? c.source : c.answer);
           c.policy_version = self->state.version;
           c.tokens = std::move(s.tokens);
           c.logprobs = std::move(s.logprobs);

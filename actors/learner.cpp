@@ -1,16 +1,21 @@
+#include <filesystem>
+#include <fstream>
+
 #include <spdlog/spdlog.h>
 #include <caf/all.hpp>
 
 #include "actors/options/generator_section.hpp"
 #include "actors/options/grpo_section.hpp"
 #include "actors/options/policy_section.hpp"
+#include "actors/options/self_supervised_section.hpp"
+#include "actors/policy_options_of.hpp"
 #include "actors/roles.hpp"
 #include "kernels/verify/verdict_vocabulary.hpp"
 #include "messages/type_ids.hpp"
-#include "policies/grpo_trainer.hpp"
-#include "policies/program_policy.hpp"
+#include "policies/policy_factory.hpp"
 #include "runtime/hosting/actor_failures.hpp"
 #include "runtime/hosting/fail_points.hpp"
+#include "runtime/pipeline/training_stages.hpp"
 #include "runtime/storage/checkpoints.hpp"
 #include "runtime/storage/metrics_log.hpp"
 
@@ -20,8 +25,10 @@ namespace {
 using namespace std::chrono_literals;
 
 struct learner_state {
-  std::unique_ptr<policies::program_policy> policy;
-  std::unique_ptr<policies::grpo_trainer> trainer;
+  std::unique_ptr<policies::policy> policy;
+  std::unique_ptr<policies::policy_learner> trainer;
+  policies::learning_objective objective = policies::learning_objective::grpo;
+  std::unique_ptr<runtime::plateau_watch> plateau;  // the self-supervised stage's end
   int64_t step = 0;
   int64_t version = 0;
   double wall_offset = 0.0;  // wall time of the runs this one resumes
@@ -34,12 +41,35 @@ struct learner_state {
 
 using learner_actor = caf::stateful_actor<learner_state>;
 
+// Weights above policy.max_weights_message_mb go to generators as a file in the run directory (the last four
+// versions kept: a generator busy with a long sample loads the newest it was told of when it is done).
 void publish(learner_actor* self, const runtime::role_context& ctx) {
+  namespace fs = std::filesystem;
   weights_update w;
   w.version = self->state.version;
-  w.policy = "program";
+  w.policy = policies::wire_name(self->state.policy->kind());
   w.bytes = self->state.policy->save_weights();
   w.created_unix = runtime::unix_now();
+  const double limit = ctx.run->cfg.section<policy_section>().max_weights_message_mb * 1024.0 * 1024.0;
+  if (static_cast<double>(w.bytes.size()) > limit) {
+    const fs::path dir = ctx.run->path("weights");
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    const fs::path file = dir / ("v" + std::to_string(w.version) + ".weights");
+    {
+      std::ofstream out(file.string() + ".tmp", std::ios::binary | std::ios::trunc);
+      out.write(w.bytes.data(), static_cast<std::streamsize>(w.bytes.size()));
+      if (!out) {
+        spdlog::error("learner: cannot write {}; weights v{} not published", file.string(), w.version);
+        return;
+      }
+    }
+    fs::rename(file.string() + ".tmp", file, ec);
+    // Generators load the newest file they were told of before each sample: a few versions back is enough.
+    fs::remove(dir / ("v" + std::to_string(w.version - 4) + ".weights"), ec);
+    w.bytes.clear();
+    w.path = file.string();
+  }
   self->send(ctx.supervisor, publish_atom::value, std::string("generator"), caf::make_message(std::move(w)));
 }
 
@@ -87,8 +117,19 @@ runtime::step_metrics measure(learner_actor* self, const runtime::role_context& 
   return m;
 }
 
+// The self-supervised stage trains on correctness alone: 1 for a candidate that passed (correct, no hack
+// verdict), 0 otherwise. The stored rewards are left as measured.
+std::vector<scored_group> with_correctness_rewards(std::vector<scored_group> groups) {
+  for (auto& g : groups)
+    for (auto& c : g.members) c.reward = kernels::has_outcome(c.judged, kernels::outcome::pass) ? 1.0 : 0.0;
+  return groups;
+}
+
 void train(learner_actor* self, const runtime::role_context& ctx, const group_batch& last) {
-  auto stats = self->state.trainer->step(self->state.pending, ctx.run->task_by_name);
+  auto stats = self->state.objective == policies::learning_objective::reinforce
+                   ? self->state.trainer->step(with_correctness_rewards(self->state.pending),
+                                               ctx.run->task_by_name)
+                   : self->state.trainer->step(self->state.pending, ctx.run->task_by_name);
   if (!stats) {
     spdlog::error("learner: step {} failed: {}", self->state.step + 1, stats.message());
     self->state.pending.clear();
@@ -112,6 +153,12 @@ void train(learner_actor* self, const runtime::role_context& ctx, const group_ba
     if (auto st = save(self, ctx); !st) spdlog::error("learner: {}", st.message());
   }
   if (ctx.observer) self->send(ctx.observer, step_atom::value, self->state.step, line);
+  if (self->state.plateau && self->state.plateau->add(m.correct_rate) && ctx.observer) {
+    spdlog::info("learner: the correct rate has plateaued at {:.3f}; the stage ends", self->state.plateau->best());
+    self->send(ctx.observer, stop_atom::value,
+               std::string("the correct rate has plateaued (best mean ") +
+                   std::to_string(self->state.plateau->best()) + ")");
+  }
 }
 
 void tick(learner_actor* self, const runtime::role_context& ctx) {
@@ -147,11 +194,31 @@ caf::behavior learner(learner_actor* self, runtime::role_context ctx) {
   runtime::log_failures(self, "learner #" + std::to_string(ctx.index));
   const auto& cfg = ctx.run->cfg;
   auto seed = static_cast<uint64_t>(cfg.run.seed);
-  self->state.policy = std::make_unique<policies::program_policy>(cfg.section<policy_section>(), seed);
+  auto options = policy_options_of(cfg, true);
+  auto made = options ? policies::make_policy(*options, seed)
+                      : expected<std::unique_ptr<policies::policy>>(options.err());
+  if (!made) {
+    // Nothing to train: the run cannot go on, and says why rather than wait for its time budget.
+    spdlog::error("learner: {}", made.message());
+    if (ctx.observer) self->send(ctx.observer, stop_atom::value, "the learner has no policy: " + made.message());
+    return {[=](status_atom) { return status_report{}; }};
+  }
+  self->state.policy = std::move(*made);
+  self->state.objective = objective_of(cfg);
   // Log-probs are recomputed at the temperature the generators sampled at, so fresh ratios start at 1.
   policies::grpo_config grpo = cfg.section<grpo_section>();
   grpo.temperature = cfg.section<generator_section>().temperature;
-  self->state.trainer = std::make_unique<policies::grpo_trainer>(*self->state.policy, grpo, seed + 1);
+  auto trainer = policies::make_learner(*self->state.policy, grpo, self->state.objective, seed + 1);
+  if (!trainer) {
+    spdlog::error("learner: {}", trainer.message());
+    if (ctx.observer) self->send(ctx.observer, stop_atom::value, "the learner cannot train: " + trainer.message());
+    return {[=](status_atom) { return status_report{}; }};
+  }
+  self->state.trainer = std::move(*trainer);
+  if (self->state.objective == policies::learning_objective::reinforce) {
+    const auto& ss = cfg.section<self_supervised_section>();
+    self->state.plateau = std::make_unique<runtime::plateau_watch>(ss.plateau_steps, ss.min_gain);
+  }
   if (ctx.run->resume) {
     auto c = runtime::load_latest_checkpoint(ctx.run->path("checkpoints"));
     if (!c) {

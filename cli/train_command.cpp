@@ -14,6 +14,7 @@
 
 #include "actors/options/policy_section.hpp"
 #include "actors/roles.hpp"
+#include "actors/stages/stage_runner.hpp"
 #include "cli/commands.hpp"
 #include "policies/program_policy.hpp"
 #include "runtime/cluster/control_client.hpp"
@@ -25,6 +26,7 @@
 #include "runtime/hosting/logging.hpp"
 #include "runtime/hosting/plugin_loader.hpp"
 #include "runtime/hosting/train_session.hpp"
+#include "runtime/pipeline/training_stages.hpp"
 #include "runtime/storage/checkpoints.hpp"
 #include "runtime/storage/replay_store.hpp"
 
@@ -251,6 +253,12 @@ int train_command(const train_args& args) {
   std::printf("crucible train: %zu tasks, run directory %s%s\n", (*run)->tasks.size(), (*run)->dir.c_str(),
               resume ? " (resumed)" : "");
   std::fflush(stdout);
+  // CUDA-L1's stages (sft, or more than one): each a run of its own under RUN_DIR/stages/.
+  if (auto stages = runtime::parse_stage_list(cfg->stages); stages && runtime::staged(*stages)) {
+    int rc = actors::run_stages(**run, registry);
+    spdlog::shutdown();
+    return rc;
+  }
   auto summary = runtime::run_training(*run, registry);
   if (!summary) {
     std::cerr << "crucible train: " << summary.message() << "\n";

@@ -11,9 +11,11 @@ namespace crucible {
 struct weights_update {
   int64_t version = 0;
   std::string policy;       ///< policy kind, e.g. "program"
-  std::vector<char> bytes;  ///< serialized parameters (policies/ decides the format)
+  std::vector<char> bytes;  ///< serialized parameters (policies/ decides the format); empty when `path` is set
   double created_unix = 0.0;
-  MSGPACK_DEFINE_MAP(version, policy, bytes, created_unix);
+  /// Weights larger than policy.max_weights_message_mb: the file in the run directory that holds them.
+  std::string path;
+  MSGPACK_DEFINE_MAP(version, policy, bytes, created_unix, path);
 };
 
 }  // namespace crucible

@@ -10,7 +10,9 @@
 
 namespace crucible::kernels {
 
-enum class outcome { pass, incorrect, compile_error, crash, timeout, hack, error, abandoned };
+/// format: a language model's answer with no usable code (no code block, no entry point), scored without
+/// compiling.
+enum class outcome { pass, incorrect, compile_error, crash, timeout, hack, error, abandoned, format };
 
 /// The wire name ("compile_error").
 const char* wire_name(outcome o);
@@ -67,5 +69,7 @@ verdict pipeline_error_verdict(const std::string& candidate_id, const std::strin
                                const std::string& why);
 verdict abandoned_verdict(const std::string& candidate_id, const std::string& content_hash,
                           const std::string& stage);
+/// An answer whose code could not be taken (why: the answer parser's sentence); reward 0, never compiled.
+verdict format_verdict(const std::string& candidate_id, const std::string& content_hash, const std::string& why);
 
 }  // namespace crucible::kernels

@@ -80,29 +80,70 @@ const char* config_dtype_name(tensor_dtype d) {
   return "float32";
 }
 
-status load_lm_weights(decoder_model& model, const std::string& dir) {
-  auto tensors = read_weight_files(dir);
-  if (!tensors) return tensors.err();
+namespace {
+
+// Copies named tensors into the model: every parameter present with its shape, nothing left over.
+status copy_lm_tensors(decoder_model& model, const std::map<std::string, stored_tensor>& tensors,
+                       const std::string& origin) {
   torch::NoGradGuard no_grad;
   std::set<std::string> used;
   for (auto& [name, param] : checkpoint_parameters(model)) {
-    auto it = tensors->find(name);
-    if (it == tensors->end()) return make_error(dir + ": tensor '" + name + "' is missing");
+    auto it = tensors.find(name);
+    if (it == tensors.end()) return make_error(origin + ": tensor '" + name + "' is missing");
     const auto& t = it->second;
     if (t.shape != param.sizes().vec())
-      return make_error(dir + ": tensor '" + name + "' has shape " + shape_text(t.shape) +
+      return make_error(origin + ": tensor '" + name + "' has shape " + shape_text(t.shape) +
                         ", the config needs " + shape_text(param.sizes().vec()));
     auto dt = torch_dtype_of(t.dtype);
-    if (!dt) return make_error(dir + ": tensor '" + name + "': " + dt.message());
+    if (!dt) return make_error(origin + ": tensor '" + name + "': " + dt.message());
     auto src = torch::from_blob(const_cast<char*>(t.data.data()), t.shape, torch::TensorOptions().dtype(*dt));
-    param.copy_(src.to(param.scalar_type()));
+    param.copy_(src.to(param.device(), param.scalar_type()));
     used.insert(name);
   }
-  for (const auto& [name, t] : *tensors)
+  for (const auto& [name, t] : tensors)
     if (!used.count(name) && !ignorable(name, model->config))
-      return make_error(dir + ": tensor '" + name + "' is not part of a " +
+      return make_error(origin + ": tensor '" + name + "' is not part of a " +
                         model_type_of(model->config.family) + " model of this config");
   return {};
+}
+
+std::vector<stored_tensor> stored_parameters(decoder_model& model, tensor_dtype dtype, torch::Dtype tdt,
+                                             int64_t* total) {
+  std::vector<stored_tensor> all;
+  for (auto& [name, param] : checkpoint_parameters(model)) {
+    auto t = param.detach().to(torch::kCPU).to(tdt).contiguous();
+    stored_tensor s;
+    s.name = name;
+    s.dtype = dtype;
+    s.shape = t.sizes().vec();
+    s.data.resize(static_cast<size_t>(t.numel() * t.element_size()));
+    std::memcpy(s.data.data(), t.data_ptr(), s.data.size());
+    if (total) *total += static_cast<int64_t>(s.data.size());
+    all.push_back(std::move(s));
+  }
+  return all;
+}
+
+}  // namespace
+
+status load_lm_weights(decoder_model& model, const std::string& dir) {
+  auto tensors = read_weight_files(dir);
+  if (!tensors) return tensors.err();
+  return copy_lm_tensors(model, *tensors, dir);
+}
+
+expected<std::string> lm_weights_bytes(decoder_model& model) {
+  safetensors_file f;
+  f.tensors = stored_parameters(model, tensor_dtype::f32, torch::kFloat, nullptr);
+  return encode_safetensors(f);
+}
+
+status load_lm_weights_bytes(decoder_model& model, const std::string& bytes) {
+  auto f = parse_safetensors(bytes, "weights");
+  if (!f) return f.err();
+  std::map<std::string, stored_tensor> tensors;
+  for (auto& t : f->tensors) tensors[t.name] = std::move(t);
+  return copy_lm_tensors(model, tensors, "weights");
 }
 
 expected<decoder_model> load_lm_checkpoint(const std::string& dir, torch::Dtype dtype,
@@ -123,19 +164,8 @@ status save_lm_checkpoint(decoder_model& model, const std::string& dir, tensor_d
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return make_error("cannot create '" + dir + "': " + ec.message());
-  std::vector<stored_tensor> all;
   int64_t total = 0;
-  for (auto& [name, param] : checkpoint_parameters(model)) {
-    auto t = param.detach().to(torch::kCPU).to(*tdt).contiguous();
-    stored_tensor s;
-    s.name = name;
-    s.dtype = dtype;
-    s.shape = t.sizes().vec();
-    s.data.resize(static_cast<size_t>(t.numel() * t.element_size()));
-    std::memcpy(s.data.data(), t.data_ptr(), s.data.size());
-    total += static_cast<int64_t>(s.data.size());
-    all.push_back(std::move(s));
-  }
+  std::vector<stored_tensor> all = stored_parameters(model, dtype, *tdt, &total);
   // Shards in parameter order, each closed before it would pass the bound (a tensor larger than the bound
   // gets a shard of its own).
   std::vector<safetensors_file> shards(1);

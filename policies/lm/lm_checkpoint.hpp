@@ -21,6 +21,11 @@ expected<decoder_model> load_lm_checkpoint(const std::string& dir, torch::Dtype 
 /// Copies the weight files of DIR into an existing model of the same config (names and shapes checked).
 status load_lm_weights(decoder_model& model, const std::string& dir);
 
+/// The weights as one safetensors blob (fp32, checkpoint names) and back, for weights that travel between a
+/// learner and its generators; loading checks every name and shape.
+expected<std::string> lm_weights_bytes(decoder_model& model);
+status load_lm_weights_bytes(decoder_model& model, const std::string& bytes);
+
 /// Writes DIR/config.json and the weights as `dtype` (f32, f16 or bf16): one model.safetensors, or shards
 /// of at most `max_shard_bytes` with model.safetensors.index.json when that is > 0 and the weights exceed it.
 status save_lm_checkpoint(decoder_model& model, const std::string& dir,

@@ -141,7 +141,7 @@ expected<safetensors_file> read_safetensors(const std::string& path) {
   return parse_safetensors(*bytes, path);
 }
 
-status write_safetensors(const std::string& path, const safetensors_file& file) {
+expected<std::string> encode_safetensors(const safetensors_file& file) {
   nlohmann::json header = nlohmann::json::object();
   if (!file.metadata.empty()) header["__metadata__"] = file.metadata;
   uint64_t at = 0;
@@ -154,14 +154,21 @@ status write_safetensors(const std::string& path, const safetensors_file& file) 
   }
   std::string text = header.dump();
   while ((8 + text.size()) % 8 != 0) text.push_back(' ');  // the reference writer aligns the data to 8
+  std::string out;
+  out.reserve(8 + text.size() + at);
+  uint64_t len = text.size();
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((len >> (8 * i)) & 0xff));
+  out += text;
+  for (const auto& t : file.tensors) out.append(t.data.data(), t.data.size());
+  return out;
+}
+
+status write_safetensors(const std::string& path, const safetensors_file& file) {
+  auto bytes = encode_safetensors(file);
+  if (!bytes) return bytes.err();
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) return make_error("cannot write '" + path + "'");
-  uint64_t len = text.size();
-  char len_bytes[8];
-  for (int i = 0; i < 8; ++i) len_bytes[i] = static_cast<char>((len >> (8 * i)) & 0xff);
-  out.write(len_bytes, 8);
-  out.write(text.data(), static_cast<std::streamsize>(text.size()));
-  for (const auto& t : file.tensors) out.write(t.data.data(), static_cast<std::streamsize>(t.data.size()));
+  out.write(bytes->data(), static_cast<std::streamsize>(bytes->size()));
   if (!out) return make_error("writing '" + path + "' failed");
   return {};
 }

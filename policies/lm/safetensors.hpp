@@ -40,6 +40,8 @@ expected<safetensors_file> read_safetensors(const std::string& path);
 /// Parses a whole file's bytes (read_safetensors reads then calls this; tests feed it mutations).
 expected<safetensors_file> parse_safetensors(const std::string& bytes, const std::string& origin);
 
+/// A whole file's bytes (what write_safetensors writes): the in-memory form weights travel in.
+expected<std::string> encode_safetensors(const safetensors_file& file);
 /// Writes tensors (data packed in the given order, 8-byte aligned header as the reference writer pads it).
 status write_safetensors(const std::string& path, const safetensors_file& file);
 

@@ -14,6 +14,7 @@
 
 #include "runtime/config/split_fields.hpp"
 #include "runtime/pipeline/pipeline_stages.hpp"
+#include "runtime/pipeline/training_stages.hpp"
 
 namespace crucible::runtime {
 namespace {
@@ -72,6 +73,7 @@ field_list core_fields_of(config& c) {
       {"tasks.exclude", &c.tasks.exclude},
       {"roles", &c.roles},
       {"pipeline", &c.pipeline},
+      {"stages", &c.stages},
       {"async.max_staleness", &c.async.max_staleness},
       {"async.groups_in_flight", &c.async.groups_in_flight},
       {"learner.group_size", &c.learner.group_size},
@@ -370,6 +372,7 @@ expected<config> parse_config(const std::string& yaml_text, const std::vector<st
       !c.roles.count("judge") && !find_path(root, "roles.judge").IsDefined())
     c.roles["judge"] = 1;
   if (auto st = validate(c); !st) return make_error(origin + ": " + st.message());
+  if (auto st = parse_stage_list(c.stages); !st) return make_error(origin + ": " + st.message());
   for (const auto& schema : config_section_schemas())
     if (schema.validate)
       if (auto st = schema.validate(c.sections.slot(schema), c); !st)

@@ -94,6 +94,9 @@ struct config {
                                           {"benchmarker", 1}, {"verifier", 1},  {"replay_buffer", 1},
                                           {"learner", 1}};
   std::vector<std::string> pipeline = {"compile", "benchmark", "verify"};
+  /// CUDA-L1's training stages, run in this order (runtime/pipeline/training_stages.hpp): sft,
+  /// self_supervised, contrastive. One stage other than sft is one plain run (the default: contrastive).
+  std::vector<std::string> stages = {"contrastive"};
   async_section async;
   learner_section learner;
   replay_section replay;

@@ -59,7 +59,9 @@ expected<std::shared_ptr<run_context>> prepare_run(const config& cfg, bool resum
   if (ec) return make_error("run.dir '" + cfg.run.dir + "': " + ec.message());
   ctx->dir = dir.lexically_normal().string();
   if (!ctx->dir.empty() && ctx->dir.back() == '/') ctx->dir.pop_back();
-  bool has_run = fs::exists(dir / "metrics.jsonl") || fs::exists(dir / "replay.sqlite");
+  // A staged run keeps its runs under stages/ (runtime/pipeline/training_stages).
+  bool has_run = fs::exists(dir / "metrics.jsonl") || fs::exists(dir / "replay.sqlite") ||
+                 fs::exists(dir / "stages.json") || fs::exists(dir / "stages");
   if (resume && !has_run) return make_error("--resume: '" + ctx->dir + "' holds no run to resume");
   if (!resume && has_run) {
     // A finished or interrupted run is never overwritten silently; the old one moves aside.

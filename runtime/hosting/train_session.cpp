@@ -44,6 +44,7 @@ void stop_actors(caf::scoped_actor& self, const caf::actor& supervisor) {
   bool down = false;
   self->receive_while([&] { return !down; })([&](caf::down_msg&) { down = true; },
                                              [&](step_atom, int64_t, const std::string&) {},
+                                             [&](stop_atom, const std::string&) {},
                                              caf::after(30s) >>
                                                  [&] {
                                                    spdlog::warn("actors did not stop within 30 s");
@@ -130,6 +131,11 @@ expected<train_summary> run_training(std::shared_ptr<const run_context> run,
               std::fflush(stdout);
             }
             if (step >= rc.max_steps) finished = true;
+          },
+          [&](stop_atom, const std::string& why) {
+            // The learner ends the run early: its stage's goal is met (a plateau), or it cannot train.
+            summary.ended_early = why;
+            finished = true;
           },
           caf::after(200ms) >> [] {});
       if (stop_requested.load()) {

@@ -5,6 +5,7 @@
 // starting groups and drains what is in flight (up to run.shutdown_grace_s), the learner writes a
 // checkpoint, then every actor stops.
 #include <memory>
+#include <string>
 
 #include "messages/control.hpp"
 #include "runtime/config/run_context.hpp"
@@ -17,6 +18,7 @@ struct train_summary {
   status_report conductor;   ///< generated / scored / in flight at the end
   bool interrupted = false;  ///< Ctrl-C
   bool timed_out = false;    ///< run.max_minutes reached
+  std::string ended_early;   ///< why the learner ended the run before its budget (empty: it did not)
   double wall_s = 0.0;
 };
 

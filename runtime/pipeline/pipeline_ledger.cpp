@@ -85,6 +85,11 @@ ledger_commands pipeline_ledger::generated(const std::string& group_id, std::vec
     if (cands_.count(id)) continue;  // a generator that repeats an id: the first one counts
     g.ids.push_back(id);
     candidate_entry e;
+    // An answer without usable code skips the stages: its verdict is made here, and it is recorded as scored.
+    if (!c.format_error.empty()) {
+      e.scored.judged = kernels::format_verdict(id, c.content_hash, c.format_error);
+      e.stage = options_.pipeline.size();
+    }
     e.scored.cand = std::move(c);
     cands_[id] = std::move(e);
     ++counts_.generated;

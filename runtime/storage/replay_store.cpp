@@ -405,6 +405,33 @@ group_batch replay_store::take_groups(int64_t learner_version, int n) {
   return batch;
 }
 
+expected<std::vector<scored_candidate>> replay_store::read_scored(const std::string& path,
+                                                                 const std::string& outcome) {
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
+    std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
+    sqlite3_close(db);
+    return make_error("cannot open replay database '" + path + "': " + msg);
+  }
+  std::vector<scored_candidate> out;
+  {
+    statement rows(db,
+                   outcome.empty()
+                       ? "SELECT record FROM candidates WHERE outcome != 'pending' ORDER BY created, id"
+                       : "SELECT record FROM candidates WHERE outcome = ?1 ORDER BY created, id");
+    if (!rows) {
+      std::string msg = sqlite3_errmsg(db);
+      sqlite3_close(db);
+      return make_error("'" + path + "' is not a replay database: " + msg);
+    }
+    if (!outcome.empty()) rows.text(1, outcome);
+    while (sqlite3_step(rows.s) == SQLITE_ROW)
+      if (auto rec = decode_as<scored_candidate>(column_blob(rows.s, 0))) out.push_back(std::move(*rec));
+  }
+  sqlite3_close(db);
+  return out;
+}
+
 expected<replay_summary> replay_store::summarize(const std::string& path) {
   sqlite3* db = nullptr;
   if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {

@@ -62,6 +62,10 @@ class replay_store {
 
   /// Reads a run's database without modifying it (crucible report).
   static expected<replay_summary> summarize(const std::string& path);
+  /// Every stored candidate (not those in flight) of a run's database, read-only, in creation order; with
+  /// `outcome` set, only those with that verdict ("pass"). The sft stage's corpus and the stage reports.
+  static expected<std::vector<scored_candidate>> read_scored(const std::string& path,
+                                                             const std::string& outcome = {});
   replay_store(replay_store&& other) noexcept;
   replay_store& operator=(replay_store&&) = delete;
   ~replay_store();

@@ -11,6 +11,8 @@
 #include "actors/options/grpo_section.hpp"
 #include "actors/options/judge_section.hpp"
 #include "actors/options/policy_section.hpp"
+#include "actors/options/self_supervised_section.hpp"
+#include "actors/options/sft_section.hpp"
 #include "actors/options/verifier_section.hpp"
 #include "runtime/config/config.hpp"
 
@@ -53,6 +55,34 @@ TEST(Sections, ValuesAndOverridesReachTheirSection) {
   auto ec = evaluation_config_of(*c);
   EXPECT_DOUBLE_EQ(ec.compiler.timeout_s, 9.0);
   EXPECT_DOUBLE_EQ(ec.judge.penalty, -2.0);
+}
+
+TEST(Sections, ThePolicyKindAndTheStagesSettingsAreRead) {
+  auto c = parse(
+      "stages: [sft, self_supervised, contrastive]\npolicy:\n  kind: lm\n  lm: {device: cpu, max_context: 1024, "
+      "max_new_tokens: 256, dtype: bf16}\nsft:\n  vocab_size: 512\n  model: {hidden_size: 64, heads: 4, "
+      "kv_heads: 2}\nself_supervised: {plateau_steps: 5}\n",
+      {"policy.remote.framing=chatml"});
+  ASSERT_TRUE(c) << c.message();
+  EXPECT_EQ(c->stages, (std::vector<std::string>{"sft", "self_supervised", "contrastive"}));
+  const auto& p = c->section<policy_section>();
+  EXPECT_EQ(p.kind, "lm");
+  EXPECT_EQ(p.lm.max_context, 1024);
+  EXPECT_EQ(p.lm.max_new_tokens, 256);
+  EXPECT_EQ(p.lm.dtype, "bf16");
+  EXPECT_EQ(p.remote.framing, "chatml");
+  EXPECT_EQ(c->section<sft_section>().vocab_size, 512);
+  EXPECT_EQ(c->section<sft_section>().hidden_size, 64);
+  EXPECT_EQ(c->section<self_supervised_section>().plateau_steps, 5);
+  expect_error(parse("policy: {kind: gpt}"), "policy.kind: expected program, lm or remote");
+  expect_error(parse("policy: {lm: {max_context: 100, max_new_tokens: 100}}"), "policy.lm.max_context");
+  expect_error(parse("policy: {lm: {dtype: f8}}"), "policy.lm.dtype");
+  expect_error(parse("policy: {kind: remote, remote: {url: 'ftp://x'}}"), "policy.remote.url");
+  expect_error(parse("policy: {remote: {api_key_env: CRUCIBLE_TEST_NO_SUCH_VARIABLE}}"), "is not set");
+  expect_error(parse("stages: [contrastive, sft]"), "must come before");
+  expect_error(parse("stages: [ppo]"), "unknown stage 'ppo'");
+  expect_error(parse("sft: {model: {hidden_size: 60, heads: 8}}"), "sft.model");
+  expect_error(parse("self_supervised: {plateau_steps: 0}"), "self_supervised.plateau_steps");
 }
 
 TEST(Sections, EachSectionValidatesItsKeys) {

@@ -132,6 +132,39 @@ TEST(PipelineLedger, AGeneratedGroupIsRecordedBeforeAnyDispatch) {
   EXPECT_TRUE(l.recorded(gid).empty());  // a second acknowledgement dispatches nothing twice
 }
 
+// A language model's answer without usable code is scored `format` at once: never dispatched to a stage,
+// recorded as scored, and its group stored once the others finish.
+TEST(PipelineLedger, AnAnswerWithoutCodeIsScoredFormatWithoutAnyStage) {
+  pipeline_ledger l(options());
+  auto gid = only(l.fill(), ledger_action::generate).group_id;
+  auto b = batch(gid, "t1", 2);
+  b[1].format_error = "the answer has no fenced code block";
+  l.generated(gid, b);
+  auto rec = l.record_of(gid, {});
+  EXPECT_EQ(rec.stages, (std::vector<std::string>{"compile", "scored"}));
+  auto go = l.recorded(gid);
+  auto d = of(go, ledger_action::dispatch);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].candidate_id, gid + "-0");
+  const auto* f = l.candidate_of(gid + "-1");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->judged.outcome, "format");
+  EXPECT_EQ(f->reward, 0.0);
+  ASSERT_FALSE(f->judged.evidence.empty());
+  EXPECT_NE(f->judged.evidence[0].find("no fenced code block"), std::string::npos);
+  EXPECT_EQ(l.counts().scored, 1);
+
+  // Every member without code: the group goes straight to storing.
+  pipeline_ledger all(options());
+  auto g2 = only(all.fill(), ledger_action::generate).group_id;
+  auto b2 = batch(g2, "t1", 2);
+  for (auto& c : b2) c.format_error = "no entry point";
+  all.generated(g2, b2);
+  auto cmds = all.recorded(g2);
+  EXPECT_TRUE(of(cmds, ledger_action::dispatch).empty());
+  EXPECT_EQ(only(cmds, ledger_action::store).group_id, g2);
+}
+
 TEST(PipelineLedger, EachAnswerMovesOneStageOnAndIsRecorded) {
   pipeline_ledger l(options());
   std::string gid;

@@ -126,10 +126,10 @@ std::vector<scored_group> with_correctness_rewards(std::vector<scored_group> gro
 }
 
 void train(learner_actor* self, const runtime::role_context& ctx, const group_batch& last) {
-  auto stats = self->state.objective == policies::learning_objective::reinforce
-                   ? self->state.trainer->step(with_correctness_rewards(self->state.pending),
-                                               ctx.run->task_by_name)
-                   : self->state.trainer->step(self->state.pending, ctx.run->task_by_name);
+  auto stats =
+      self->state.objective == policies::learning_objective::reinforce
+          ? self->state.trainer->step(with_correctness_rewards(self->state.pending), ctx.run->task_by_name)
+          : self->state.trainer->step(self->state.pending, ctx.run->task_by_name);
   if (!stats) {
     spdlog::error("learner: step {} failed: {}", self->state.step + 1, stats.message());
     self->state.pending.clear();
@@ -154,7 +154,8 @@ void train(learner_actor* self, const runtime::role_context& ctx, const group_ba
   }
   if (ctx.observer) self->send(ctx.observer, step_atom::value, self->state.step, line);
   if (self->state.plateau && self->state.plateau->add(m.correct_rate) && ctx.observer) {
-    spdlog::info("learner: the correct rate has plateaued at {:.3f}; the stage ends", self->state.plateau->best());
+    spdlog::info("learner: the correct rate has plateaued at {:.3f}; the stage ends",
+                 self->state.plateau->best());
     self->send(ctx.observer, stop_atom::value,
                std::string("the correct rate has plateaued (best mean ") +
                    std::to_string(self->state.plateau->best()) + ")");
@@ -200,7 +201,8 @@ caf::behavior learner(learner_actor* self, runtime::role_context ctx) {
   if (!made) {
     // Nothing to train: the run cannot go on, and says why rather than wait for its time budget.
     spdlog::error("learner: {}", made.message());
-    if (ctx.observer) self->send(ctx.observer, stop_atom::value, "the learner has no policy: " + made.message());
+    if (ctx.observer)
+      self->send(ctx.observer, stop_atom::value, "the learner has no policy: " + made.message());
     return {[=](status_atom) { return status_report{}; }};
   }
   self->state.policy = std::move(*made);
@@ -211,7 +213,8 @@ caf::behavior learner(learner_actor* self, runtime::role_context ctx) {
   auto trainer = policies::make_learner(*self->state.policy, grpo, self->state.objective, seed + 1);
   if (!trainer) {
     spdlog::error("learner: {}", trainer.message());
-    if (ctx.observer) self->send(ctx.observer, stop_atom::value, "the learner cannot train: " + trainer.message());
+    if (ctx.observer)
+      self->send(ctx.observer, stop_atom::value, "the learner cannot train: " + trainer.message());
     return {[=](status_atom) { return status_report{}; }};
   }
   self->state.trainer = std::move(*trainer);

@@ -6,6 +6,7 @@
 
 #include "policies/grpo_loss.hpp"
 #include "policies/program_policy_impl.hpp"
+#include "policies/trainer_state.hpp"
 
 namespace crucible::policies {
 namespace {
@@ -179,47 +180,27 @@ expected<step_stats> grpo_trainer::step(const std::vector<scored_group>& groups,
 std::vector<char> grpo_trainer::save_state() const {
   auto& m = *impl_;
   torch::serialize::OutputArchive ar;
-  ar.write("trainer.meta", torch::tensor(std::vector<int64_t>{state_format, m.steps}, torch::kLong));
+  write_trainer_meta(ar, state_format, m.steps);
   write_parameters(ar, "policy", m.pol.model, m.pol.tokenizer);
   write_parameters(ar, "reference", m.reference, m.pol.tokenizer);
-  torch::serialize::OutputArchive opt;
-  m.optimizer->save(opt);
-  ar.write("optimizer", opt);
-  std::ostringstream os;
-  ar.save_to(os);
-  const std::string s = os.str();
-  return std::vector<char>(s.begin(), s.end());
+  return finish_trainer_state(ar, *m.optimizer);
 }
 
 status grpo_trainer::load_state(const std::vector<char>& bytes) {
   auto& m = *impl_;
   torch::serialize::InputArchive ar;
-  try {
-    std::istringstream is(std::string(bytes.begin(), bytes.end()));
-    ar.load_from(is);
-  } catch (const std::exception& e) {
-    return make_error("grpo state: not a trainer checkpoint (" + std::to_string(bytes.size()) +
-                      " bytes): " + std::string(e.what()).substr(0, 200));
-  }
-  torch::Tensor meta;
-  try {
-    ar.read("trainer.meta", meta);
-  } catch (const std::exception&) {
-    return make_error(
-        "grpo state: no trainer record; these bytes were not written by grpo_trainer::save_state "
-        "(policy weights alone load with program_policy::load_weights)");
-  }
-  if (meta.numel() != 2 || meta.scalar_type() != torch::kLong || meta[0].item<int64_t>() != state_format)
-    return make_error("grpo state: unsupported trainer record (format " +
-                      (meta.numel() > 0 ? std::to_string(meta[0].item<int64_t>()) : std::string("?")) +
-                      ", this build reads format " + std::to_string(state_format) + ")");
+  auto steps = open_trainer_state(bytes, ar, state_format, "grpo state",
+                                  "grpo_trainer::save_state (policy weights alone load with "
+                                  "program_policy::load_weights)");
+  if (!steps) return steps.err();
   // Load into scratch copies first, so a bad checkpoint leaves the trainer as it was.
   causal_transformer policy_copy(m.pol.model->shape), reference_copy(m.pol.model->shape);
   if (auto st = read_parameters(ar, "policy", policy_copy, m.pol.tokenizer); !st) return st;
   if (auto st = read_parameters(ar, "reference", reference_copy, m.pol.tokenizer); !st) return st;
-  torch::serialize::InputArchive opt;
+  auto read = read_optimizer_state(ar, "grpo state");
+  if (!read) return read.err();
+  auto& opt = *read;
   try {
-    ar.read("optimizer", opt);
     torch::optim::Adam scratch(policy_copy->parameters(), torch::optim::AdamOptions(m.config.lr));
     scratch.load(opt);
   } catch (const std::exception& e) {
@@ -233,7 +214,7 @@ status grpo_trainer::load_state(const std::vector<char>& bytes) {
     return make_error("grpo state: optimizer state does not load: " + std::string(e.what()).substr(0, 200));
   }
   adam_options(*m.optimizer).lr(m.config.lr);  // the configured rate wins over the checkpoint's
-  m.steps = meta[1].item<int64_t>();
+  m.steps = *steps;
   return {};
 }
 

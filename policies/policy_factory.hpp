@@ -15,9 +15,9 @@ namespace crucible::policies {
 
 struct policy_options {
   policy_kind kind = policy_kind::program;
-  policy_config program;          ///< kind program: the transformer's shape and the target
-  lm_policy_options lm;           ///< kind lm
-  remote_policy_options remote;   ///< kind remote
+  policy_config program;         ///< kind program: the transformer's shape and the target
+  lm_policy_options lm;          ///< kind lm
+  remote_policy_options remote;  ///< kind remote
 };
 
 /// A policy of `options.kind`: the program policy with fresh weights from `seed`, the language model from

@@ -57,7 +57,8 @@ status validate(const policy_section& p, const runtime::config&) {
     return make_error("policy.lm.framing: expected auto, plain, chatml or llama3, got '" + lm.framing + "'");
   if (lm.max_new_tokens < 1) return make_error("policy.lm.max_new_tokens: expected >= 1");
   if (lm.max_context <= lm.max_new_tokens)
-    return make_error("policy.lm.max_context: expected more than policy.lm.max_new_tokens (the prompt needs room)");
+    return make_error(
+        "policy.lm.max_context: expected more than policy.lm.max_new_tokens (the prompt needs room)");
   if (!(lm.top_p > 0 && lm.top_p <= 1)) return make_error("policy.lm.top_p: expected in (0, 1]");
   if (lm.top_k < 0) return make_error("policy.lm.top_k: expected >= 0");
   if (lm.micro_batch < 1) return make_error("policy.lm.micro_batch: expected >= 1");

@@ -13,7 +13,8 @@ namespace crucible::actors {
 
 struct policy_section : policies::policy_config {
   static constexpr const char* section_name = "policy";
-  // Not an aggregate: GCC 12 warns (falsely) that an aggregate-initialised base's string may be uninitialised.
+  // Not an aggregate: GCC 12 warns (falsely) that an aggregate-initialised base's string may be
+  // uninitialised.
   policy_section() {}
   std::string kind = "program";  ///< program | lm | remote
   int64_t threads = 1;           ///< LibTorch intra-op threads of the policy

@@ -7,8 +7,8 @@ namespace crucible::actors {
 
 struct self_supervised_section {
   static constexpr const char* section_name = "self_supervised";
-  int64_t max_steps = 30;      ///< learner steps at most
-  double max_minutes = 10;     ///< time budget
+  int64_t max_steps = 30;   ///< learner steps at most
+  double max_minutes = 10;  ///< time budget
   /// The stage ends once the correct rate, averaged over `plateau_steps` steps, has not beaten its best
   /// by `min_gain` for `plateau_steps` steps in a row.
   int64_t plateau_steps = 4;

@@ -32,7 +32,8 @@ status validate(const sft_section& s, const runtime::config&) {
   if (s.corpus_steps < 1) return make_error("sft.corpus_steps: expected >= 1");
   if (!(s.corpus_minutes > 0) || !(s.max_minutes > 0))
     return make_error("sft.corpus_minutes and sft.max_minutes: expected > 0");
-  if (s.variants < 0 || s.contrastive < 0) return make_error("sft.variants and sft.contrastive: expected >= 0");
+  if (s.variants < 0 || s.contrastive < 0)
+    return make_error("sft.variants and sft.contrastive: expected >= 0");
   if (s.vocab_size < 300) return make_error("sft.vocab_size: expected >= 300 (256 bytes and the merges)");
   if (s.hidden_size < 8 || s.layers < 1 || s.heads < 1 || s.kv_heads < 1 || s.intermediate_size < 1)
     return make_error("sft.model: hidden_size >= 8, layers, heads, kv_heads and intermediate_size >= 1");

@@ -13,11 +13,11 @@ namespace crucible::actors {
 struct sft_section {
   static constexpr const char* section_name = "sft";
   // The corpus
-  int64_t corpus_steps = 8;     ///< learner steps of the program-policy run that writes the corpus
-  double corpus_minutes = 10;   ///< its time budget
-  std::string jsonl;            ///< a user's {"task": NAME, "code": SOURCE} lines, added to the corpus
-  int64_t variants = 2;         ///< varied copies of each passing source
-  int64_t contrastive = 2;      ///< contrastive examples per passing source (when its task has slower ones)
+  int64_t corpus_steps = 8;    ///< learner steps of the program-policy run that writes the corpus
+  double corpus_minutes = 10;  ///< its time budget
+  std::string jsonl;           ///< a user's {"task": NAME, "code": SOURCE} lines, added to the corpus
+  int64_t variants = 2;        ///< varied copies of each passing source
+  int64_t contrastive = 2;     ///< contrastive examples per passing source (when its task has slower ones)
   // The tokenizer and the model it trains from scratch
   int64_t vocab_size = 2048;
   int64_t hidden_size = 128;
@@ -27,11 +27,11 @@ struct sft_section {
   int64_t intermediate_size = 352;
   double rope_theta = 10000;
   // Training
-  int64_t steps = 300;        ///< optimizer steps
-  int64_t batch = 8;          ///< examples per step
+  int64_t steps = 300;  ///< optimizer steps
+  int64_t batch = 8;    ///< examples per step
   double lr = 1e-3;
   int64_t warmup_steps = 20;
-  double max_minutes = 10;    ///< the training's time budget (it stops early, checkpointed)
+  double max_minutes = 10;  ///< the training's time budget (it stops early, checkpointed)
   int64_t checkpoint_every = 50;
 };
 

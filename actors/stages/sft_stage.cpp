@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <atomic>
-#include <csignal>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -12,8 +12,8 @@
 #include <set>
 #include <sstream>
 
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
 
 #include "actors/options/policy_section.hpp"
 #include "actors/options/sft_section.hpp"
@@ -51,7 +51,8 @@ status write_file(const std::string& path, const std::string& text) {
 }
 
 // The model the stage trains from scratch: Qwen2's architecture at sft.model's shape, the BPE's vocabulary.
-policies::decoder_config embedded_config(const sft_section& s, int64_t vocab, int64_t max_positions, int64_t eos) {
+policies::decoder_config embedded_config(const sft_section& s, int64_t vocab, int64_t max_positions,
+                                         int64_t eos) {
   policies::decoder_config c;
   c.family = policies::lm_family::qwen2;
   c.vocab_size = vocab;
@@ -91,7 +92,8 @@ struct stop_signals {
 }  // namespace
 
 std::vector<std::string> sft_source_hashes(const std::string& sft_stage_dir) {
-  auto j = nlohmann::json::parse(read_file((fs::path(sft_stage_dir) / "sft_sources.json").string()), nullptr, false);
+  auto j = nlohmann::json::parse(read_file((fs::path(sft_stage_dir) / "sft_sources.json").string()), nullptr,
+                                 false);
   std::vector<std::string> out;
   if (j.is_array())
     for (const auto& v : j)
@@ -104,7 +106,9 @@ expected<sft_outcome> run_sft_training(const runtime::config& cfg, const std::st
   const auto& s = cfg.section<sft_section>();
   const auto& ps = cfg.section<policy_section>();
   const auto start = std::chrono::steady_clock::now();
-  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
   sft_outcome out;
 
   // 1. The corpus: the program-policy run's correct kernels, and the user's.
@@ -144,7 +148,8 @@ expected<sft_outcome> run_sft_training(const runtime::config& cfg, const std::st
   std::vector<char> trainer_state;
   if (fs::exists(train_dir / "progress.json")) {
     auto j = nlohmann::json::parse(read_file((train_dir / "progress.json").string()), nullptr, false);
-    if (!j.is_object() || !j.contains("step")) return make_error((train_dir / "progress.json").string() + ": malformed");
+    if (!j.is_object() || !j.contains("step"))
+      return make_error((train_dir / "progress.json").string() + ": malformed");
     step = j["step"].get<int64_t>();
     lo.checkpoint = (train_dir / "model").string();
     auto p = policies::lm_policy::load(lo);
@@ -173,8 +178,9 @@ expected<sft_outcome> run_sft_training(const runtime::config& cfg, const std::st
     std::printf("sft: a byte-level BPE of %lld tokens trained on %zu texts in %.1f s\n",
                 static_cast<long long>(tok->vocab_size()), texts.size(), elapsed() - t0);
     auto eos = tok->token_id(policies::end_of_text);
-    auto lm = policies::decoder_lm::create(embedded_config(s, tok->vocab_size(), ps.lm.max_context, eos.value_or(0)),
-                                           static_cast<uint64_t>(cfg.run.seed));
+    auto lm = policies::decoder_lm::create(
+        embedded_config(s, tok->vocab_size(), ps.lm.max_context, eos.value_or(0)),
+        static_cast<uint64_t>(cfg.run.seed));
     if (!lm) return make_error("sft: sft.model: " + lm.message());
     lo.framing = "plain";
     auto p = policies::lm_policy::from_parts(std::move(*lm), std::move(*tok), lo);
@@ -201,17 +207,20 @@ expected<sft_outcome> run_sft_training(const runtime::config& cfg, const std::st
   }
   out.examples = static_cast<int64_t>(train.size());
   if (train.empty())
-    return make_error("sft: no example fits policy.lm.max_new_tokens (" + std::to_string(ps.lm.max_new_tokens) +
-                      ") and policy.lm.max_context; raise them");
+    return make_error("sft: no example fits policy.lm.max_new_tokens (" +
+                      std::to_string(ps.lm.max_new_tokens) + ") and policy.lm.max_context; raise them");
   std::error_code ec;
   fs::create_directories(train_dir, ec);
-  if (auto st = write_file((fs::path(stage_dir) / "sft_sources.json").string(), nlohmann::json(hashes).dump()); !st)
+  if (auto st =
+          write_file((fs::path(stage_dir) / "sft_sources.json").string(), nlohmann::json(hashes).dump());
+      !st)
     return st.err();
-  std::printf("sft: %lld examples from %lld correct kernels (%lld too long for policy.lm.max_new_tokens), a model of "
-              "%lld parameters, vocabulary %lld\n",
-              static_cast<long long>(out.examples), static_cast<long long>(out.sources),
-              static_cast<long long>(out.skipped_too_long), static_cast<long long>(out.parameters),
-              static_cast<long long>(out.vocab_size));
+  std::printf(
+      "sft: %lld examples from %lld correct kernels (%lld too long for policy.lm.max_new_tokens), a model of "
+      "%lld parameters, vocabulary %lld\n",
+      static_cast<long long>(out.examples), static_cast<long long>(out.sources),
+      static_cast<long long>(out.skipped_too_long), static_cast<long long>(out.parameters),
+      static_cast<long long>(out.vocab_size));
   std::fflush(stdout);
 
   // 4. Training: shuffled epochs, a checkpoint every sft.checkpoint_every steps and at the end.
@@ -225,11 +234,13 @@ expected<sft_outcome> run_sft_training(const runtime::config& cfg, const std::st
   so.weight_decay = ps.lm.weight_decay;
   policies::lm_sft_trainer trainer(policy->model(), so);
   if (!trainer_state.empty())
-    if (auto st = trainer.load_state(trainer_state); !st) return make_error("sft: trainer state: " + st.message());
+    if (auto st = trainer.load_state(trainer_state); !st)
+      return make_error("sft: trainer state: " + st.message());
   auto checkpoint = [&]() -> status {
     if (auto st = policy->save((train_dir / "model").string()); !st) return st;
     auto state = trainer.save_state();
-    if (auto st = write_file((train_dir / "trainer.state").string(), std::string(state.begin(), state.end())); !st)
+    if (auto st = write_file((train_dir / "trainer.state").string(), std::string(state.begin(), state.end()));
+        !st)
       return st;
     return write_file((train_dir / "progress.json").string(), nlohmann::json{{"step", step}}.dump());
   };
@@ -246,22 +257,24 @@ expected<sft_outcome> run_sft_training(const runtime::config& cfg, const std::st
     std::mt19937_64 rng(static_cast<uint64_t>(cfg.run.seed) * 7919u + static_cast<uint64_t>(epoch));
     std::shuffle(order.begin(), order.end(), rng);
     std::vector<policies::lm_example> batch;
-    for (int64_t k = 0; k < s.batch; ++k) batch.push_back(train[order[(in_epoch * s.batch + k) % train.size()]]);
+    for (int64_t k = 0; k < s.batch; ++k)
+      batch.push_back(train[order[(in_epoch * s.batch + k) % train.size()]]);
     auto st = trainer.step(batch);
     if (!st) return make_error("sft: step " + std::to_string(step + 1) + ": " + st.message());
     ++step;
     if (out.loss_first == 0.0) out.loss_first = st->loss;
     out.loss_last = st->loss;
     tokens_since += static_cast<double>(st->tokens);
-    metrics << nlohmann::json{{"step", step}, {"loss", st->loss}, {"tokens", st->tokens}, {"lr", st->lr},
-                              {"grad_norm", st->grad_norm}, {"wall_s", elapsed()}}
+    metrics << nlohmann::json{{"step", step}, {"loss", st->loss},           {"tokens", st->tokens},
+                              {"lr", st->lr}, {"grad_norm", st->grad_norm}, {"wall_s", elapsed()}}
                    .dump()
             << "\n";
     metrics.flush();
     if (step % every == 0 || step == s.steps) {
       const double dt = elapsed() - since;
-      std::printf("sft step %lld/%lld  loss %.3f  lr %.2e  %.0f tokens/s  %.0f s\n", static_cast<long long>(step),
-                  static_cast<long long>(s.steps), st->loss, st->lr, dt > 0 ? tokens_since / dt : 0.0, elapsed());
+      std::printf("sft step %lld/%lld  loss %.3f  lr %.2e  %.0f tokens/s  %.0f s\n",
+                  static_cast<long long>(step), static_cast<long long>(s.steps), st->loss, st->lr,
+                  dt > 0 ? tokens_since / dt : 0.0, elapsed());
       std::fflush(stdout);
       tokens_since = 0;
       since = elapsed();

@@ -14,9 +14,9 @@ namespace crucible::actors {
 
 struct sft_outcome {
   std::string model_dir;
-  int64_t sources = 0;            ///< distinct correct kernels
-  int64_t examples = 0;           ///< trained examples
-  int64_t skipped_too_long = 0;   ///< examples whose answer exceeds policy.lm.max_new_tokens
+  int64_t sources = 0;           ///< distinct correct kernels
+  int64_t examples = 0;          ///< trained examples
+  int64_t skipped_too_long = 0;  ///< examples whose answer exceeds policy.lm.max_new_tokens
   int64_t steps = 0;
   int64_t vocab_size = 0;
   int64_t parameters = 0;

@@ -15,7 +15,8 @@
 namespace crucible::actors {
 namespace {
 
-stage_figures figures_of(const std::vector<const scored_candidate*>& cands, const std::set<std::string>& sft) {
+stage_figures figures_of(const std::vector<const scored_candidate*>& cands,
+                         const std::set<std::string>& sft) {
   stage_figures f;
   std::map<std::string, double> best;
   for (const auto* c : cands) {
@@ -57,22 +58,23 @@ std::string rate(int64_t k, int64_t n) {
 
 std::string line(const char* label, const stage_figures& f) {
   char buf[512];
-  std::snprintf(buf, sizeof buf,
-                "  %-14s compiled %s, correct %s, format failures %lld, flagged %lld; tasks faster than eager "
-                "%lld of %lld with a correct kernel, best per task mean %.2fx median %.2fx; correct and in no "
-                "sft example %s\n",
-                label, rate(f.compiled, f.candidates).c_str(), rate(f.correct, f.candidates).c_str(),
-                static_cast<long long>(f.format_failures), static_cast<long long>(f.flagged),
-                static_cast<long long>(f.tasks_above_1x), static_cast<long long>(f.tasks), f.speedup_mean,
-                f.speedup_median, rate(f.novel_correct, f.correct).c_str());
+  std::snprintf(
+      buf, sizeof buf,
+      "  %-14s compiled %s, correct %s, format failures %lld, flagged %lld; tasks faster than eager "
+      "%lld of %lld with a correct kernel, best per task mean %.2fx median %.2fx; correct and in no "
+      "sft example %s\n",
+      label, rate(f.compiled, f.candidates).c_str(), rate(f.correct, f.candidates).c_str(),
+      static_cast<long long>(f.format_failures), static_cast<long long>(f.flagged),
+      static_cast<long long>(f.tasks_above_1x), static_cast<long long>(f.tasks), f.speedup_mean,
+      f.speedup_median, rate(f.novel_correct, f.correct).c_str());
   return buf;
 }
 
 nlohmann::json json_of(const stage_figures& f) {
-  return {{"candidates", f.candidates},   {"format_failures", f.format_failures},
-          {"compiled", f.compiled},       {"correct", f.correct},
-          {"flagged", f.flagged},         {"novel_correct", f.novel_correct},
-          {"tasks_correct", f.tasks},     {"tasks_above_1x", f.tasks_above_1x},
+  return {{"candidates", f.candidates},     {"format_failures", f.format_failures},
+          {"compiled", f.compiled},         {"correct", f.correct},
+          {"flagged", f.flagged},           {"novel_correct", f.novel_correct},
+          {"tasks_correct", f.tasks},       {"tasks_above_1x", f.tasks_above_1x},
           {"speedup_mean", f.speedup_mean}, {"speedup_median", f.speedup_median}};
 }
 
@@ -88,7 +90,8 @@ expected<stage_report> measure_stage(const std::string& stage, const std::string
   std::vector<const scored_candidate*> all, first;
   r.first_version = -1;
   for (const auto& c : *cands)
-    if (r.first_version < 0 || c.cand.policy_version < r.first_version) r.first_version = c.cand.policy_version;
+    if (r.first_version < 0 || c.cand.policy_version < r.first_version)
+      r.first_version = c.cand.policy_version;
   for (const auto& c : *cands) {
     all.push_back(&c);
     if (c.cand.policy_version == r.first_version) first.push_back(&c);

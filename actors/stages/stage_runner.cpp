@@ -7,8 +7,8 @@
 
 #include <spdlog/spdlog.h>
 
-#include "actors/options/grpo_section.hpp"
 #include "actors/options/generator_section.hpp"
+#include "actors/options/grpo_section.hpp"
 #include "actors/options/policy_section.hpp"
 #include "actors/options/self_supervised_section.hpp"
 #include "actors/options/sft_section.hpp"
@@ -44,16 +44,17 @@ status run_sub(const runtime::config& cfg, std::shared_ptr<const runtime::role_r
   auto summary = runtime::run_training(*run, std::move(registry));
   if (!summary) return summary.err();
   const auto& c = summary->conductor;
-  std::printf("%s: %s after %lld learner steps in %.0f s: %lld candidates generated, %lld scored, %lld abandoned, "
-              "%lld lost\n",
-              cfg.stages.front().c_str(),
-              summary->interrupted          ? "interrupted"
-              : !summary->ended_early.empty() ? ("ended early (" + summary->ended_early + ")").c_str()
-              : summary->timed_out           ? "time budget spent"
-                                             : "done",
-              static_cast<long long>(summary->steps), summary->wall_s,
-              static_cast<long long>(c.candidates_generated), static_cast<long long>(c.candidates_scored),
-              static_cast<long long>(c.candidates_abandoned), static_cast<long long>(c.candidates_in_flight));
+  std::printf(
+      "%s: %s after %lld learner steps in %.0f s: %lld candidates generated, %lld scored, %lld abandoned, "
+      "%lld lost\n",
+      cfg.stages.front().c_str(),
+      summary->interrupted            ? "interrupted"
+      : !summary->ended_early.empty() ? ("ended early (" + summary->ended_early + ")").c_str()
+      : summary->timed_out            ? "time budget spent"
+                                      : "done",
+      static_cast<long long>(summary->steps), summary->wall_s, static_cast<long long>(c.candidates_generated),
+      static_cast<long long>(c.candidates_scored), static_cast<long long>(c.candidates_abandoned),
+      static_cast<long long>(c.candidates_in_flight));
   std::fflush(stdout);
   if (summary->interrupted) return make_error(interrupted_note);
   if (!summary->ended_early.empty() && summary->ended_early.rfind("the learner", 0) == 0)
@@ -80,7 +81,8 @@ status export_model(const runtime::config& cfg, const std::string& dir) {
 void write_report(const std::string& stage_dir, const stage_report& r) {
   std::printf("%s", format_stage_report(r).c_str());
   std::fflush(stdout);
-  std::ofstream((fs::path(stage_dir) / "report.json").string(), std::ios::trunc) << stage_report_json(r) << "\n";
+  std::ofstream((fs::path(stage_dir) / "report.json").string(), std::ios::trunc)
+      << stage_report_json(r) << "\n";
 }
 
 // A stage that did not finish: Ctrl-C is an orderly stop (exit 0, resumable); anything else an error.

@@ -9,7 +9,7 @@ namespace {
 const std::pair<outcome, const char*> outcome_names[] = {
     {outcome::pass, "pass"},   {outcome::incorrect, "incorrect"}, {outcome::compile_error, "compile_error"},
     {outcome::crash, "crash"}, {outcome::timeout, "timeout"},     {outcome::hack, "hack"},
-    {outcome::error, "error"}, {outcome::abandoned, "abandoned"},     {outcome::format, "format"},
+    {outcome::error, "error"}, {outcome::abandoned, "abandoned"}, {outcome::format, "format"},
 };
 
 const std::pair<evidence_kind, const char*> evidence_names[] = {
@@ -113,7 +113,8 @@ verdict abandoned_verdict(const std::string& candidate_id, const std::string& co
   return v;
 }
 
-verdict format_verdict(const std::string& candidate_id, const std::string& content_hash, const std::string& why) {
+verdict format_verdict(const std::string& candidate_id, const std::string& content_hash,
+                       const std::string& why) {
   verdict v;
   v.candidate_id = candidate_id;
   v.content_hash = content_hash;

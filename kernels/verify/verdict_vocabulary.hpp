@@ -70,6 +70,7 @@ verdict pipeline_error_verdict(const std::string& candidate_id, const std::strin
 verdict abandoned_verdict(const std::string& candidate_id, const std::string& content_hash,
                           const std::string& stage);
 /// An answer whose code could not be taken (why: the answer parser's sentence); reward 0, never compiled.
-verdict format_verdict(const std::string& candidate_id, const std::string& content_hash, const std::string& why);
+verdict format_verdict(const std::string& candidate_id, const std::string& content_hash,
+                       const std::string& why);
 
 }  // namespace crucible::kernels

@@ -8,6 +8,7 @@
 #include "policies/lm/activation_checkpoint.hpp"
 #include "policies/lm/decoder_model_holder.hpp"
 #include "policies/lm/lm_train_batch.hpp"
+#include "policies/trainer_state.hpp"
 
 namespace crucible::policies {
 namespace {
@@ -23,11 +24,6 @@ struct prepared_batch {
 
 torch::optim::AdamWOptions& adamw_options(torch::optim::AdamW& opt) {
   return static_cast<torch::optim::AdamWOptions&>(opt.param_groups()[0].options());
-}
-
-std::string first_line(const std::exception& e) {
-  std::string s = e.what();
-  return s.substr(0, std::min(s.find('\n'), size_t{200}));
 }
 
 }  // namespace
@@ -202,38 +198,16 @@ expected<step_stats> lm_grpo_trainer::step(const std::vector<lm_group>& groups) 
 std::vector<char> lm_grpo_trainer::save_state() const {
   auto& m = *impl_;
   torch::serialize::OutputArchive ar;
-  ar.write("trainer.meta", torch::tensor(std::vector<int64_t>{state_format, m.steps}, torch::kLong));
+  write_trainer_meta(ar, state_format, m.steps);
   for (auto& kv : m.reference->named_parameters(true)) ar.write("reference." + kv.key(), kv.value());
-  torch::serialize::OutputArchive opt;
-  m.optimizer->save(opt);
-  ar.write("optimizer", opt);
-  std::ostringstream os;
-  ar.save_to(os);
-  const std::string s = os.str();
-  return std::vector<char>(s.begin(), s.end());
+  return finish_trainer_state(ar, *m.optimizer);
 }
 
 status lm_grpo_trainer::load_state(const std::vector<char>& bytes) {
   auto& m = *impl_;
   torch::serialize::InputArchive ar;
-  try {
-    std::istringstream is(std::string(bytes.begin(), bytes.end()));
-    ar.load_from(is);
-  } catch (const std::exception& e) {
-    return make_error("lm grpo state: not a trainer checkpoint (" + std::to_string(bytes.size()) +
-                      " bytes): " + first_line(e));
-  }
-  torch::Tensor meta;
-  try {
-    ar.read("trainer.meta", meta);
-  } catch (const std::exception&) {
-    return make_error(
-        "lm grpo state: no trainer record; these bytes were not written by "
-        "lm_grpo_trainer::save_state");
-  }
-  if (meta.numel() != 2 || meta.scalar_type() != torch::kLong || meta[0].item<int64_t>() != state_format)
-    return make_error("lm grpo state: unsupported trainer record (this build reads format " +
-                      std::to_string(state_format) + ")");
+  auto steps = open_trainer_state(bytes, ar, state_format, "lm grpo state", "lm_grpo_trainer::save_state");
+  if (!steps) return steps.err();
   // Read everything into scratch tensors first, so a bad state leaves the trainer as it was.
   std::vector<std::pair<torch::Tensor, torch::Tensor>> reference;  // (destination, loaded)
   for (auto& kv : m.reference->named_parameters(true)) {
@@ -249,18 +223,18 @@ status lm_grpo_trainer::load_state(const std::vector<char>& bytes) {
                         ", the model " + c10::str(kv.value().sizes()));
     reference.emplace_back(kv.value(), t);
   }
-  torch::serialize::InputArchive opt;
+  auto opt = read_optimizer_state(ar, "lm grpo state");
+  if (!opt) return opt.err();
   try {
-    ar.read("optimizer", opt);
-    probe_adamw_state(m.optimizer->param_groups()[0].params(), opt);
-    m.optimizer->load(opt);
+    probe_adamw_state(m.optimizer->param_groups()[0].params(), *opt);
+    m.optimizer->load(*opt);
   } catch (const std::exception& e) {
     return make_error("lm grpo state: the optimizer state does not fit this model: " + first_line(e));
   }
   adamw_options(*m.optimizer).lr(m.options.grpo.lr).weight_decay(m.options.weight_decay);
   torch::NoGradGuard no_grad;
   for (auto& [dst, src] : reference) dst.copy_(src);
-  m.steps = meta[1].item<int64_t>();
+  m.steps = *steps;
   return {};
 }
 

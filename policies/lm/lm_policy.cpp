@@ -40,7 +40,7 @@ struct lm_policy::impl {
   bpe_tokenizer tok;
   lm_policy_options options;
   chat_family family = chat_family::plain;
-  std::vector<int64_t> stop_tokens;  ///< the end of a turn (and the config's eos ids)
+  std::vector<int64_t> stop_tokens;    ///< the end of a turn (and the config's eos ids)
   std::vector<int64_t> end_of_answer;  ///< what a trained answer ends with
 
   impl(std::unique_ptr<decoder_lm> l, bpe_tokenizer t, const lm_policy_options& o)
@@ -68,7 +68,8 @@ struct lm_policy::impl {
 lm_policy::lm_policy(std::unique_ptr<impl> i) : impl_(std::move(i)) {}
 lm_policy::~lm_policy() = default;
 
-expected<std::unique_ptr<lm_policy>> lm_policy::from_parts(std::unique_ptr<decoder_lm> lm, bpe_tokenizer tokenizer,
+expected<std::unique_ptr<lm_policy>> lm_policy::from_parts(std::unique_ptr<decoder_lm> lm,
+                                                           bpe_tokenizer tokenizer,
                                                            const lm_policy_options& options) {
   if (!lm) return make_error("the language model is missing");
   if (tokenizer.vocab_size() > lm->config().vocab_size)
@@ -90,7 +91,9 @@ expected<std::unique_ptr<lm_policy>> lm_policy::from_parts(std::unique_ptr<decod
       m->family = chat_family::plain;
   } else {
     auto f = chat_family_of(options.framing);
-    if (!f) return make_error("policy.lm.framing: expected auto, plain, chatml or llama3, got '" + options.framing + "'");
+    if (!f)
+      return make_error("policy.lm.framing: expected auto, plain, chatml or llama3, got '" + options.framing +
+                        "'");
     m->family = *f;
   }
   for (const auto& s : chat_stop_strings(m->family))
@@ -113,7 +116,8 @@ expected<std::unique_ptr<lm_policy>> lm_policy::from_parts(std::unique_ptr<decod
 
 expected<std::unique_ptr<lm_policy>> lm_policy::load(const lm_policy_options& options) {
   if (options.checkpoint.empty())
-    return make_error("policy.lm.checkpoint: no model directory (config.json, model.safetensors, tokenizer.json)");
+    return make_error(
+        "policy.lm.checkpoint: no model directory (config.json, model.safetensors, tokenizer.json)");
   auto tok = bpe_tokenizer::load((fs::path(options.checkpoint) / "tokenizer.json").string());
   if (!tok) return tok.err();
   auto lm = decoder_lm::load(options.checkpoint);

@@ -26,7 +26,8 @@ class lm_policy final : public policy {
   /// options.checkpoint's model and tokenizer, placed on options.device.
   static expected<std::unique_ptr<lm_policy>> load(const lm_policy_options& options);
   /// A given model and tokenizer (the sft stage's fresh model); errors when their vocabularies disagree.
-  static expected<std::unique_ptr<lm_policy>> from_parts(std::unique_ptr<decoder_lm> lm, bpe_tokenizer tokenizer,
+  static expected<std::unique_ptr<lm_policy>> from_parts(std::unique_ptr<decoder_lm> lm,
+                                                         bpe_tokenizer tokenizer,
                                                          const lm_policy_options& options);
   ~lm_policy() override;
 

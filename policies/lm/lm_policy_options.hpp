@@ -7,14 +7,14 @@
 namespace crucible::policies {
 
 struct lm_policy_options {
-  std::string checkpoint;       ///< the model's directory (config.json, weights, tokenizer.json)
-  std::string device = "cpu";   ///< cpu | cuda | cuda:N
-  std::string dtype = "f32";    ///< f32 | bf16 | f16: the weights for sampling (the learner trains fp32)
+  std::string checkpoint;      ///< the model's directory (config.json, weights, tokenizer.json)
+  std::string device = "cpu";  ///< cpu | cuda | cuda:N
+  std::string dtype = "f32";   ///< f32 | bf16 | f16: the weights for sampling (the learner trains fp32)
   /// How the prompt is framed: a chat family's template (instruct checkpoints) or plain text (the model
   /// the sft stage trains: prompt, answer, end of text). auto: plain when the tokenizer has no chat
   /// tokens, else the chat format whose tokens it has (chatml: <|im_start|>, llama3: <|start_header_id|>).
   std::string framing = "auto";  ///< auto | plain | chatml | llama3
-  int64_t max_context = 2048;   ///< prompt + answer tokens; exemplars are dropped to fit
+  int64_t max_context = 2048;    ///< prompt + answer tokens; exemplars are dropped to fit
   int64_t max_new_tokens = 512;
   double top_p = 1.0;
   int64_t top_k = 0;

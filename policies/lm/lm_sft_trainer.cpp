@@ -8,16 +8,12 @@
 #include "policies/lm/activation_checkpoint.hpp"
 #include "policies/lm/decoder_model_holder.hpp"
 #include "policies/lm/lm_train_batch.hpp"
+#include "policies/trainer_state.hpp"
 
 namespace crucible::policies {
 namespace {
 
 constexpr int64_t state_format = 1;
-
-std::string first_line(const std::exception& e) {
-  std::string s = e.what();
-  return s.substr(0, std::min(s.find('\n'), size_t{200}));
-}
 
 }  // namespace
 
@@ -159,47 +155,26 @@ expected<double> lm_sft_trainer::evaluate(const std::vector<lm_example>& batch) 
 std::vector<char> lm_sft_trainer::save_state() const {
   auto& m = *impl_;
   torch::serialize::OutputArchive ar;
-  ar.write("trainer.meta", torch::tensor(std::vector<int64_t>{state_format, m.steps}, torch::kLong));
-  torch::serialize::OutputArchive opt;
-  m.optimizer->save(opt);
-  ar.write("optimizer", opt);
-  std::ostringstream os;
-  ar.save_to(os);
-  const std::string s = os.str();
-  return std::vector<char>(s.begin(), s.end());
+  write_trainer_meta(ar, state_format, m.steps);
+  return finish_trainer_state(ar, *m.optimizer);
 }
 
 status lm_sft_trainer::load_state(const std::vector<char>& bytes) {
   auto& m = *impl_;
   torch::serialize::InputArchive ar;
+  auto steps = open_trainer_state(bytes, ar, state_format, "sft state", "lm_sft_trainer::save_state");
+  if (!steps) return steps.err();
+  auto opt = read_optimizer_state(ar, "sft state");
+  if (!opt) return opt.err();
   try {
-    std::istringstream is(std::string(bytes.begin(), bytes.end()));
-    ar.load_from(is);
-  } catch (const std::exception& e) {
-    return make_error("sft state: not a trainer checkpoint (" + std::to_string(bytes.size()) +
-                      " bytes): " + first_line(e));
-  }
-  torch::Tensor meta;
-  try {
-    ar.read("trainer.meta", meta);
-  } catch (const std::exception&) {
-    return make_error(
-        "sft state: no trainer record; these bytes were not written by lm_sft_trainer::save_state");
-  }
-  if (meta.numel() != 2 || meta.scalar_type() != torch::kLong || meta[0].item<int64_t>() != state_format)
-    return make_error("sft state: unsupported trainer record (this build reads format " +
-                      std::to_string(state_format) + ")");
-  try {
-    torch::serialize::InputArchive opt;
-    ar.read("optimizer", opt);
-    probe_adamw_state(m.optimizer->param_groups()[0].params(), opt);
-    m.optimizer->load(opt);
+    probe_adamw_state(m.optimizer->param_groups()[0].params(), *opt);
+    m.optimizer->load(*opt);
   } catch (const std::exception& e) {
     return make_error("sft state: the optimizer state does not fit this model: " + first_line(e));
   }
   static_cast<torch::optim::AdamWOptions&>(m.optimizer->param_groups()[0].options())
       .weight_decay(m.options.weight_decay);
-  m.steps = meta[1].item<int64_t>();
+  m.steps = *steps;
   return {};
 }
 

@@ -25,14 +25,16 @@ const char* fence_of(const std::string& target) {
 
 }  // namespace
 
-std::string sft_answer(const std::vector<exemplar>& shown, const sft_source& kernel, const std::string& target) {
+std::string sft_answer(const std::vector<exemplar>& shown, const sft_source& kernel,
+                       const std::string& target) {
   std::string a = "## Performance analysis\n";
   if (shown.empty()) {
     a += "No earlier kernel is shown: the reference runs one library call per op, each a full pass over "
          "memory, so the plan is to do the chain's work in as few passes as the ops allow.\n";
   } else {
     std::vector<exemplar> order = shown;
-    std::sort(order.begin(), order.end(), [](const exemplar& x, const exemplar& y) { return x.speedup > y.speedup; });
+    std::sort(order.begin(), order.end(),
+              [](const exemplar& x, const exemplar& y) { return x.speedup > y.speedup; });
     for (size_t i = 0; i < order.size(); ++i) {
       a += "- Kernel " + std::to_string(i + 1) + " runs at " +
            (order[i].speedup > 0 ? speedup_text(order[i].speedup) : std::string("no verified speed")) +

@@ -37,7 +37,8 @@ struct sft_data_options {
 };
 
 /// The answer a kernel is trained as, for a prompt showing `shown` exemplars.
-std::string sft_answer(const std::vector<exemplar>& shown, const sft_source& kernel, const std::string& target);
+std::string sft_answer(const std::vector<exemplar>& shown, const sft_source& kernel,
+                       const std::string& target);
 
 /// Every example of `sources` whose task is in `tasks`; errors when none is.
 expected<std::vector<sft_text_example>> build_sft_examples(const std::vector<sft_source>& sources,

@@ -73,17 +73,19 @@ std::vector<piece> lex(const std::string& s) {
       continue;
     }
     push(piece::code, std::string(1, c));
-    if (c == '\n') line_start = true;
-    else if (!std::isspace(static_cast<unsigned char>(c))) line_start = false;
+    if (c == '\n')
+      line_start = true;
+    else if (!std::isspace(static_cast<unsigned char>(c)))
+      line_start = false;
     ++i;
   }
   return out;
 }
 
 const std::set<std::string>& scalar_types() {
-  static const std::set<std::string> t = {"int",     "int64_t", "int32_t", "float",    "double", "size_t",
-                                          "auto",    "bool",    "unsigned", "long",    "uint32_t", "uint64_t",
-                                          "__half",  "float4",  "float2",  "char",     "short",  "dim3"};
+  static const std::set<std::string> t = {"int",    "int64_t", "int32_t",  "float", "double",   "size_t",
+                                          "auto",   "bool",    "unsigned", "long",  "uint32_t", "uint64_t",
+                                          "__half", "float4",  "float2",   "char",  "short",    "dim3"};
   return t;
 }
 
@@ -101,18 +103,18 @@ char previous_code_char(const std::vector<piece>& p, size_t k) {
 // Names declared in the file as local variables: an identifier after a scalar type (with *, &, const) that
 // is followed by '=', ';', ',', ')' or '[' — never a function, a type, a member or an ABI name.
 std::set<std::string> declared_locals(const std::vector<piece>& p) {
-  static const std::set<std::string> keep = {"crucible_forward", "ctx", "inputs", "outputs", "n_inputs",
-                                             "n_outputs", "main", "data", "shape", "stride", "dtype", "ndim"};
+  static const std::set<std::string> keep = {
+      "crucible_forward", "ctx",   "inputs", "outputs", "n_inputs", "n_outputs", "main", "data", "shape",
+      "stride",           "dtype", "ndim"};
   std::set<std::string> out;
   for (size_t k = 0; k + 1 < p.size(); ++k) {
     if (p[k].kind != piece::ident || !scalar_types().count(p[k].text)) continue;
     size_t j = k + 1;
     std::string between;
-    while (j < p.size() && (p[j].kind == piece::code || (p[j].kind == piece::ident && p[j].text == "const"))) {
+    while (j < p.size() &&
+           (p[j].kind == piece::code || (p[j].kind == piece::ident && p[j].text == "const"))) {
       between += p[j].text;
-      if (p[j].kind == piece::code &&
-          p[j].text.find_first_not_of(" \t*&") != std::string::npos)
-        break;
+      if (p[j].kind == piece::code && p[j].text.find_first_not_of(" \t*&") != std::string::npos) break;
       ++j;
     }
     if (j >= p.size() || p[j].kind != piece::ident) continue;

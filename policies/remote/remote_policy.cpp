@@ -28,7 +28,8 @@ expected<std::unique_ptr<remote_policy>> remote_policy::make(const remote_policy
   m->options = options;
   auto f = chat_family_of(options.framing);
   if (!f)
-    return make_error("policy.remote.framing: expected plain, chatml or llama3, got '" + options.framing + "'");
+    return make_error("policy.remote.framing: expected plain, chatml or llama3, got '" + options.framing +
+                      "'");
   m->family = *f;
   if (!options.tokenizer.empty()) {
     auto t = bpe_tokenizer::load(options.tokenizer);
@@ -77,7 +78,8 @@ expected<std::vector<policy_candidate>> remote_policy::sample(const prompt& p, i
     if (parsed.problem == answer_problem::none)
       pc.source = std::move(parsed.code);
     else
-      pc.format_error = parsed.reason + (a.finish == remote_finish::length ? " (the answer was cut at max_tokens)" : "");
+      pc.format_error =
+          parsed.reason + (a.finish == remote_finish::length ? " (the answer was cut at max_tokens)" : "");
     // The server's tokens are strings of its vocabulary: nothing here can train on them, so only their
     // log-probs are kept (for the record).
     pc.logprobs = std::move(a.logprobs);

@@ -43,7 +43,8 @@ expected<std::vector<training_stage>> parse_stage_list(const std::vector<std::st
   std::vector<training_stage> out;
   for (const auto& n : names) {
     auto s = parse_training_stage(n);
-    if (!s) return make_error("stages: unknown stage '" + n + "' (expected sft, self_supervised, contrastive)");
+    if (!s)
+      return make_error("stages: unknown stage '" + n + "' (expected sft, self_supervised, contrastive)");
     if (std::find(out.begin(), out.end(), *s) != out.end())
       return make_error("stages: '" + n + "' is listed twice");
     if (!out.empty() && static_cast<int>(*s) < static_cast<int>(out.back()))
@@ -83,8 +84,8 @@ expected<std::vector<training_stage>> load_stages_done(const std::string& run_di
 }
 
 status mark_stage_done(const std::string& run_dir, training_stage s) {
-  auto done = load_stages_done(run_dir, {training_stage::sft, training_stage::self_supervised,
-                                         training_stage::contrastive});
+  auto done = load_stages_done(
+      run_dir, {training_stage::sft, training_stage::self_supervised, training_stage::contrastive});
   if (!done) return done.err();
   if (std::find(done->begin(), done->end(), s) == done->end()) done->push_back(s);
   nlohmann::json j;

@@ -406,7 +406,7 @@ group_batch replay_store::take_groups(int64_t learner_version, int n) {
 }
 
 expected<std::vector<scored_candidate>> replay_store::read_scored(const std::string& path,
-                                                                 const std::string& outcome) {
+                                                                  const std::string& outcome) {
   sqlite3* db = nullptr;
   if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
     std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
@@ -415,10 +415,9 @@ expected<std::vector<scored_candidate>> replay_store::read_scored(const std::str
   }
   std::vector<scored_candidate> out;
   {
-    statement rows(db,
-                   outcome.empty()
-                       ? "SELECT record FROM candidates WHERE outcome != 'pending' ORDER BY created, id"
-                       : "SELECT record FROM candidates WHERE outcome = ?1 ORDER BY created, id");
+    statement rows(db, outcome.empty()
+                           ? "SELECT record FROM candidates WHERE outcome != 'pending' ORDER BY created, id"
+                           : "SELECT record FROM candidates WHERE outcome = ?1 ORDER BY created, id");
     if (!rows) {
       std::string msg = sqlite3_errmsg(db);
       sqlite3_close(db);

@@ -40,7 +40,8 @@ TEST(TrainStages, LmCpuRunsSftSelfSupervisedAndContrastiveEndToEnd) {
   EXPECT_EQ(done["done"], nlohmann::json({"sft", "self_supervised", "contrastive"}));
 
   // The sft stage: a corpus run of the program policy with correct kernels, and a model trained on them.
-  auto corpus = crucible::runtime::replay_store::read_scored(dir + "/stages/sft/corpus/replay.sqlite", "pass");
+  auto corpus =
+      crucible::runtime::replay_store::read_scored(dir + "/stages/sft/corpus/replay.sqlite", "pass");
   ASSERT_TRUE(corpus) << corpus.message();
   EXPECT_GT(corpus->size(), 0u);
   for (const char* f : {"config.json", "model.safetensors", "tokenizer.json"})
@@ -56,7 +57,8 @@ TEST(TrainStages, LmCpuRunsSftSelfSupervisedAndContrastiveEndToEnd) {
     ASSERT_GT(cands->size(), 0u) << stage;
     for (const auto& c : *cands) {
       EXPECT_FALSE(c.cand.tokens.empty()) << c.cand.id;
-      EXPECT_FALSE(c.cand.answer.empty() && c.cand.format_error.empty() && c.cand.source.empty()) << c.cand.id;
+      EXPECT_FALSE(c.cand.answer.empty() && c.cand.format_error.empty() && c.cand.source.empty())
+          << c.cand.id;
       EXPECT_FALSE(c.judged.outcome.empty()) << c.cand.id;
       if (!c.cand.format_error.empty()) EXPECT_EQ(c.judged.outcome, "format") << c.cand.id;
     }

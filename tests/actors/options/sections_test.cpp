@@ -59,7 +59,8 @@ TEST(Sections, ValuesAndOverridesReachTheirSection) {
 
 TEST(Sections, ThePolicyKindAndTheStagesSettingsAreRead) {
   auto c = parse(
-      "stages: [sft, self_supervised, contrastive]\npolicy:\n  kind: lm\n  lm: {device: cpu, max_context: 1024, "
+      "stages: [sft, self_supervised, contrastive]\npolicy:\n  kind: lm\n  lm: {device: cpu, max_context: "
+      "1024, "
       "max_new_tokens: 256, dtype: bf16}\nsft:\n  vocab_size: 512\n  model: {hidden_size: 64, heads: 4, "
       "kv_heads: 2}\nself_supervised: {plateau_steps: 5}\n",
       {"policy.remote.framing=chatml"});

@@ -20,7 +20,8 @@ namespace fs = std::filesystem;
 const char* kernel_text =
     "## Code\n```cpp\n#include <crucible_abi.h>\nextern \"C\" int crucible_forward(const cru_context* ctx, "
     "const cru_tensor* inputs, int32_t n_inputs, cru_tensor* outputs, int32_t n_outputs) {\n  float* out = "
-    "static_cast<float*>(outputs[0].data);\n  for (int64_t i = 0; i < 16; ++i) out[i] = 0.0f;\n  return 0;\n}\n```\n";
+    "static_cast<float*>(outputs[0].data);\n  for (int64_t i = 0; i < 16; ++i) out[i] = 0.0f;\n  return "
+    "0;\n}\n```\n";
 
 bpe_tokenizer small_tokenizer() {
   std::vector<std::string> corpus = {kernel_text, "## Task: softmax_scaled\nThe reference, in PyTorch terms",
@@ -124,7 +125,8 @@ TEST(LmPolicy, WeightsTravelAsBytesAndAsAModelDirectory) {
   ASSERT_TRUE(b->load_weights(a->save_weights()));
   EXPECT_EQ((*b->sample(q, 2, 1.0, 5))[0].tokens, (*sa)[0].tokens);
   EXPECT_FALSE(b->load_weights(std::vector<char>(10, 'x')));
-  const auto dir = (fs::temp_directory_path() / ("crucible-lm-policy-" + std::to_string(::getpid()))).string();
+  const auto dir =
+      (fs::temp_directory_path() / ("crucible-lm-policy-" + std::to_string(::getpid()))).string();
   ASSERT_TRUE(a->save(dir));
   lm_policy_options o;
   o.checkpoint = dir;

@@ -12,7 +12,8 @@ namespace crucible::policies {
 namespace {
 
 std::string kernel(const std::string& body) {
-  return "#include <crucible_abi.h>\nextern \"C\" int crucible_forward(const cru_context* ctx, const cru_tensor* "
+  return "#include <crucible_abi.h>\nextern \"C\" int crucible_forward(const cru_context* ctx, const "
+         "cru_tensor* "
          "inputs, int32_t n_inputs, cru_tensor* outputs, int32_t n_outputs) {\n  float v = 1.0f;\n  " +
          body + "\n  return 0;\n}\n";
 }

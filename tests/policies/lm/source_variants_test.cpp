@@ -40,7 +40,7 @@ TEST(SourceVariants, VariantsDifferButKeepStringsTheAbiAndMembers) {
     EXPECT_NE(s.find("extern \"C\" int crucible_forward(const cru_context* ctx, const cru_tensor* inputs"),
               std::string::npos)
         << s;
-    EXPECT_NE(s.find("\"acc n\""), std::string::npos) << s;          // strings untouched
+    EXPECT_NE(s.find("\"acc n\""), std::string::npos) << s;           // strings untouched
     EXPECT_NE(s.find("// a comment naming acc"), std::string::npos);  // comments untouched
     EXPECT_NE(s.find("inputs[0].shape[0]"), std::string::npos);       // members untouched
     EXPECT_NE(s.find("#include <crucible_abi.h>"), std::string::npos);
@@ -57,7 +57,8 @@ TEST(SourceVariants, VariantsDifferButKeepStringsTheAbiAndMembers) {
 }
 
 TEST(SourceVariants, NormalisedSourcesIgnoreLayoutAndComments) {
-  EXPECT_EQ(normalized_source("int  a = 1; // x\n\n  return a;"), normalized_source("int a = 1;\nreturn a; /* y */"));
+  EXPECT_EQ(normalized_source("int  a = 1; // x\n\n  return a;"),
+            normalized_source("int a = 1;\nreturn a; /* y */"));
   EXPECT_NE(normalized_source("int a = 1;"), normalized_source("int b = 1;"));
   EXPECT_EQ(normalized_source("s = \"a  b\";"), "s = \"a  b\";");
 }

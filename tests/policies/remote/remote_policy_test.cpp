@@ -12,16 +12,19 @@ namespace {
 using test::loopback_server;
 
 const char* good_answer =
-    "## Performance analysis\nOne pass.\n## Algorithm design\nFuse.\n## Code\n```cpp\n#include <crucible_abi.h>\n"
+    "## Performance analysis\nOne pass.\n## Algorithm design\nFuse.\n## Code\n```cpp\n#include "
+    "<crucible_abi.h>\n"
     "extern \"C\" int crucible_forward(const cru_context*, const cru_tensor*, int32_t, cru_tensor*, int32_t) "
     "{ return 0; }\n```\n";
 
 std::pair<int, std::string> two_answers(const nlohmann::json& req) {
   nlohmann::json choices = nlohmann::json::array();
-  choices.push_back({{"index", 0}, {"text", good_answer},
+  choices.push_back({{"index", 0},
+                     {"text", good_answer},
                      {"logprobs", {{"tokens", {"a", "b"}}, {"token_logprobs", {-0.5, -1.0}}}},
                      {"finish_reason", "stop"}});
-  choices.push_back({{"index", 1}, {"text", "I would write a kernel, but"},
+  choices.push_back({{"index", 1},
+                     {"text", "I would write a kernel, but"},
                      {"logprobs", {{"tokens", {"c"}}, {"token_logprobs", {-2.0}}}},
                      {"finish_reason", "length"}});
   return {200, nlohmann::json{{"choices", choices}}.dump()};

@@ -69,6 +69,12 @@ TEST(TrainStages, LmCpuRunsSftSelfSupervisedAndContrastiveEndToEnd) {
   }
   EXPECT_NE(r.out.find("0 lost"), std::string::npos) << r.out;
 
+  // crucible report shows each stage's run and figures.
+  auto report = crucible("report " + dir);
+  EXPECT_EQ(report.exit_code, 0) << report.out;
+  for (const char* line : {"== stage sft", "== stage self_supervised", "== stage contrastive", "whole stage"})
+    EXPECT_NE(report.out.find(line), std::string::npos) << line << "\n" << report.out;
+
   // Resuming a finished run trains nothing again.
   auto again = crucible("train --resume " + dir);
   EXPECT_EQ(again.exit_code, 0) << again.out;

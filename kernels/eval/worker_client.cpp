@@ -274,6 +274,8 @@ bench_result worker_client::evaluate(const eval_request& request) {
       if (!started) {
         r.status = "error";
         r.error = started.message();
+        // It died before it could serve: a fresh worker is tried, as for one that died under a request.
+        r.worker_died = true;
         return finish(r);
       }
     }

@@ -17,10 +17,6 @@ std::string number(double v) {
   return buf;
 }
 
-const char* language_of(const std::string& target) {
-  return target == "cuda" ? "cuda" : "cpp";
-}
-
 std::string abi_section(const std::string& target) {
   std::ostringstream s;
   s << "## The contract\n"
@@ -61,6 +57,10 @@ const char* instruction =
     "3. **Code**: the complete source in one fenced code block, and nothing after it.\n";
 
 }  // namespace
+
+const char* code_fence_language(const std::string& target) {
+  return target == "cuda" ? "cuda" : "cpp";
+}
 
 expected<std::string> render_task(const task_spec& task, const std::string& target) {
   auto shapes = kernels::infer_shapes(task);
@@ -114,7 +114,7 @@ expected<rendered_prompt> render_contrastive_prompt(const prompt& p, const promp
         const auto& e = p.exemplars[order[k]];
         s << "### Kernel " << (k + 1) << ": "
           << (e.speedup > 0 ? number(e.speedup) + "x" : std::string("failed (incorrect or not compiled)"))
-          << "\n```" << language_of(p.target) << "\n"
+          << "\n```" << code_fence_language(p.target) << "\n"
           << e.source << (e.source.empty() || e.source.back() == '\n' ? "" : "\n") << "```\n\n";
       }
     } else {

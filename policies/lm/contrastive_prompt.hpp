@@ -28,6 +28,9 @@ struct rendered_prompt {
   int32_t exemplars_dropped = 0;  ///< to fit the budget
 };
 
+/// The language tag of a code block of `target`'s source ("cuda" or "cpp"), in prompts and answers alike.
+const char* code_fence_language(const std::string& target);
+
 /// The task alone: the reference chain as code, inputs, output shape, tolerances (also the judge's view).
 expected<std::string> render_task(const task_spec& task, const std::string& target);
 

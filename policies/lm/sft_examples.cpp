@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "policies/lm/contrastive_prompt.hpp"
 #include "policies/lm/source_variants.hpp"
 
 namespace crucible::policies {
@@ -17,10 +18,6 @@ std::string speedup_text(double s) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.2fx", s);
   return buf;
-}
-
-const char* fence_of(const std::string& target) {
-  return target == "cuda" ? "cuda" : "cpp";
 }
 
 }  // namespace
@@ -48,7 +45,7 @@ std::string sft_answer(const std::vector<exemplar>& shown, const sft_source& ker
     a += "Plan: `" + kernel.program + "` (rewrites, fused groups, and each group's strategy and knobs).\n";
   else
     a += "Plan: the kernel below, one pass per fused group of ops.\n";
-  a += "\n## Code\n```" + std::string(fence_of(target)) + "\n" + kernel.source +
+  a += "\n## Code\n```" + std::string(code_fence_language(target)) + "\n" + kernel.source +
        (kernel.source.empty() || kernel.source.back() == '\n' ? "" : "\n") + "```\n";
   return a;
 }

@@ -19,6 +19,8 @@ caf::behavior replay_buffer(caf::stateful_actor<replay_state>* self, runtime::ro
   runtime::log_failures(self, "replay_buffer #" + std::to_string(ctx.index));
   const auto& cfg = ctx.run->cfg;
   runtime::replay_options options{cfg.replay.bucket_edges, cfg.replay.temperature, cfg.async.max_staleness};
+  options.refine_turns = cfg.replay.refine_turns;
+  options.target = cfg.target;
   // A resumed learner restarts from its last checkpoint's weights (fresh ones without a checkpoint): what it
   // trained after that is lost with the killed process, so those groups are trained again.
   if (ctx.run->resume) {
@@ -64,6 +66,7 @@ caf::behavior replay_buffer(caf::stateful_actor<replay_state>* self, runtime::ro
       },
       [=](exemplar_atom, prompt p) {
         p.exemplars = self->state.store->exemplars(p.task.name, exemplars);
+        p.attempts = self->state.store->attempts(p.task.name);
         return p;
       },
       [=](groups_atom, int64_t learner_version, int32_t n) {

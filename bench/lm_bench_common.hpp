@@ -176,11 +176,13 @@ inline std::vector<int64_t> bench_tokens(int64_t n, int64_t vocab, uint64_t salt
 /// New tokens per second of sample_completions: `batch` completions of `new_tokens` each (no stop), after a
 /// short warm-up. `made` receives the tokens drawn.
 inline double sampling_rate(const lm_bench_args& a, policies::decoder_lm& lm,
-                            const std::vector<int64_t>& prompt, int batch, double* seconds = nullptr) {
+                            const std::vector<int64_t>& prompt, int batch, double* seconds = nullptr,
+                            bool cuda_graphs = true) {
   policies::sampling_options o;
   o.n = batch;
+  o.cuda_graphs = cuda_graphs;
   o.seed = 3;
-  o.max_new_tokens = 8;  // warm-up: kernels, allocator
+  o.max_new_tokens = 8;  // warm-up: kernels, allocator, the graph's capture (its capacity fits both calls)
   (void)policies::sample_completions(lm, prompt, o);
   o.max_new_tokens = a.new_tokens;
   int64_t made = 0;

@@ -20,13 +20,23 @@ struct exemplar {
   MSGPACK_DEFINE_MAP(candidate_id, program, source, speedup, bucket);
 };
 
+/// An earlier attempt at the task, fed back to the policy as turns of a conversation (multi-turn
+/// refinement, replay.refine_turns): what it wrote and what came of it.
+struct attempt {
+  std::string candidate_id;
+  std::string answer;    ///< the policy's whole answer (a language model's), else its source
+  std::string feedback;  ///< the compile error, the failed check or verdict, or the verified speedup
+  MSGPACK_DEFINE_MAP(candidate_id, answer, feedback);
+};
+
 struct prompt {
   std::string group_id;
   task_spec task;
   std::vector<exemplar> exemplars;
   int32_t group_size = 1;  ///< G: candidates wanted for this prompt (one GRPO group)
   std::string target = "cpu";
-  MSGPACK_DEFINE_MAP(group_id, task, exemplars, group_size, target);
+  std::vector<attempt> attempts;  ///< oldest first; empty unless refinement is on
+  MSGPACK_DEFINE_MAP(group_id, task, exemplars, group_size, target, attempts);
 };
 
 }  // namespace crucible

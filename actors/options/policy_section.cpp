@@ -24,6 +24,7 @@ runtime::field_list fields(policy_section& s) {
       {"lm.max_new_tokens", &s.lm.max_new_tokens},
       {"lm.top_p", &s.lm.top_p},
       {"lm.top_k", &s.lm.top_k},
+      {"lm.cuda_graphs", &s.lm.cuda_graphs},
       {"lm.micro_batch", &s.lm.micro_batch},
       {"lm.bf16", &s.lm.bf16},
       {"lm.checkpoint_activations", &s.lm.checkpoint_activations},

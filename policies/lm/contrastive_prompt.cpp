@@ -56,6 +56,10 @@ const char* instruction =
     "2. **Algorithm design**: the plan for a kernel faster than all of them.\n"
     "3. **Code**: the complete source in one fenced code block, and nothing after it.\n";
 
+const char* refine_instruction =
+    "Improve on it: answer again in the same three sections (performance analysis, algorithm design, code), "
+    "the complete source in one fenced code block, and nothing after it.";
+
 }  // namespace
 
 const char* code_fence_language(const std::string& target) {
@@ -105,7 +109,7 @@ expected<rendered_prompt> render_contrastive_prompt(const prompt& p, const promp
   std::iota(order.begin(), order.end(), size_t{0});
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return p.exemplars[a].speedup > p.exemplars[b].speedup; });
-  auto compose = [&](size_t shown) {
+  auto first_turn = [&](size_t shown) {
     std::ostringstream s;
     s << *head;
     if (shown > 0) {
@@ -123,12 +127,34 @@ expected<rendered_prompt> render_contrastive_prompt(const prompt& p, const promp
     s << instruction;
     return s.str();
   };
-  for (size_t shown = order.size() + 1; shown-- > 0;) {
+  // The newest `shown` attempts, oldest of them first.
+  auto compose = [&](size_t exemplars, size_t shown) {
     rendered_prompt r;
-    r.text = compose(shown);
-    r.exemplars_shown = static_cast<int32_t>(shown);
-    r.exemplars_dropped = static_cast<int32_t>(order.size() - shown);
-    if (budget.max_tokens <= 0 || budget.count_tokens(r.text) <= budget.max_tokens) return r;
+    r.text = first_turn(exemplars);
+    r.turns.push_back({"user", r.text});
+    const size_t from = p.attempts.size() - shown;
+    for (size_t k = from; k < p.attempts.size(); ++k) {
+      const auto& a = p.attempts[k];
+      const std::string result = a.feedback + "\n\n" + refine_instruction + "\n";
+      r.turns.push_back({"assistant", a.answer});
+      r.turns.push_back({"user", result});
+      const auto n = std::to_string(k - from + 1);
+      r.text +=
+          "\n## Your attempt " + n + "\n" + a.answer + "\n\n## What came of attempt " + n + "\n" + result;
+    }
+    r.exemplars_shown = static_cast<int32_t>(exemplars);
+    r.exemplars_dropped = static_cast<int32_t>(order.size() - exemplars);
+    r.attempts_shown = static_cast<int32_t>(shown);
+    r.attempts_dropped = static_cast<int32_t>(p.attempts.size() - shown);
+    return r;
+  };
+  const size_t all = p.attempts.size();
+  for (size_t shown = all + 1; shown-- > 0;) {
+    // Every attempt first with as many exemplars as fit; then fewer attempts, without exemplars.
+    for (size_t ex = (shown == all ? order.size() : 0) + 1; ex-- > 0;) {
+      auto r = compose(ex, shown);
+      if (budget.max_tokens <= 0 || budget.count_tokens(r) <= budget.max_tokens) return r;
+    }
   }
   return make_error("the prompt for task '" + p.task.name + "' does not fit " +
                     std::to_string(budget.max_tokens) + " tokens even without exemplars");

@@ -4,28 +4,40 @@
 // the answer must implement, earlier candidates for the task with their source and verified speedup, and the
 // instruction to answer in three sections — performance analysis, algorithm design, code.
 //
-// Fitting a context: exemplars are dropped whole, the slowest first, until the prompt's token count is
-// within the budget; code is never cut mid-way (a truncated kernel teaches broken code). A prompt that does
-// not fit even without exemplars is an error.
+// With refinement on (replay.refine_turns), the prompt goes on as a conversation: each earlier attempt is the
+// assistant's turn, and what came of it (compile error, failed check, verdict or speedup) the user's next,
+// with the instruction to improve on it.
+//
+// Fitting a context: exemplars are dropped whole, the slowest first, then attempts, the oldest first, until
+// the prompt's token count is within the budget; code is never cut mid-way (a truncated kernel teaches
+// broken code). A prompt that does not fit even without exemplars and attempts is an error.
 #include <cstdint>
 #include <functional>
 #include <string>
 
 #include "messages/expected.hpp"
 #include "messages/prompt.hpp"
+#include "policies/lm/chat_template.hpp"
 
 namespace crucible::policies {
 
-struct prompt_budget {
-  int64_t max_tokens = 0;  ///< 0: no limit
-  /// Tokens of a text under the model's tokenizer (required when max_tokens > 0).
-  std::function<int64_t(const std::string&)> count_tokens;
-};
-
 struct rendered_prompt {
+  /// The whole prompt as one text (what a plain-framed model and a completions endpoint read): the task,
+  /// the exemplars and the instruction, then each attempt with what came of it.
   std::string text;
+  /// The same as a conversation: the user's first turn, then per attempt the assistant's (its answer) and
+  /// the user's (its result and the instruction to improve). One user turn when no attempt is shown.
+  std::vector<chat_message> turns;
   int32_t exemplars_shown = 0;
   int32_t exemplars_dropped = 0;  ///< to fit the budget
+  int32_t attempts_shown = 0;
+  int32_t attempts_dropped = 0;  ///< to fit the budget
+};
+
+struct prompt_budget {
+  int64_t max_tokens = 0;  ///< 0: no limit
+  /// Tokens of a rendered prompt as the model reads it (required when max_tokens > 0).
+  std::function<int64_t(const rendered_prompt&)> count_tokens;
 };
 
 /// The language tag of a code block of `target`'s source ("cuda" or "cpp"), in prompts and answers alike.

@@ -54,29 +54,65 @@ lm_attention_impl::lm_attention_impl(const decoder_config& c)
   o_proj = register_module("o_proj", linear(heads * head_dim, c.hidden_size, c.o_bias));
 }
 
-torch::Tensor lm_attention_impl::forward(const torch::Tensor& x, const torch::Tensor& cos,
-                                         const torch::Tensor& sin, torch::Tensor* k_cache,
-                                         torch::Tensor* v_cache) {
+namespace {
+
+// q [B, heads, T, D] against keys and values [B, kv_heads, S, D]; `mask` sets the scores of unseen keys.
+template <typename Mask>
+torch::Tensor attend(lm_attention_impl& a, const torch::Tensor& q, torch::Tensor k, torch::Tensor v,
+                     Mask mask) {
+  const int64_t b = q.size(0), t = q.size(2), total = k.size(2);
+  if (a.kv_heads != a.heads) {
+    // Grouped-query attention: each key/value head serves heads / kv_heads query heads.
+    const int64_t rep = a.heads / a.kv_heads;
+    k = k.unsqueeze(2)
+            .expand({b, a.kv_heads, rep, total, a.head_dim})
+            .reshape({b, a.heads, total, a.head_dim});
+    v = v.unsqueeze(2)
+            .expand({b, a.kv_heads, rep, total, a.head_dim})
+            .reshape({b, a.heads, total, a.head_dim});
+  }
+  auto scores = torch::matmul(q, k.transpose(-2, -1)) * (1.0 / std::sqrt(static_cast<double>(a.head_dim)));
+  scores = mask(scores);
+  auto att = torch::softmax(scores.to(torch::kFloat), -1).to(q.scalar_type());
+  auto y = torch::matmul(att, v).transpose(1, 2).reshape({b, t, a.heads * a.head_dim});
+  return a.o_proj->forward(y);
+}
+
+// q, k, v of x [B, T, H] as [B, heads or kv_heads, T, D], rotated.
+std::tuple<torch::Tensor, torch::Tensor, torch::Tensor> project(lm_attention_impl& a, const torch::Tensor& x,
+                                                                const torch::Tensor& cos,
+                                                                const torch::Tensor& sin) {
   const int64_t b = x.size(0), t = x.size(1);
-  auto q = q_proj->forward(x).view({b, t, heads, head_dim}).transpose(1, 2);
-  auto k = k_proj->forward(x).view({b, t, kv_heads, head_dim}).transpose(1, 2);
-  auto v = v_proj->forward(x).view({b, t, kv_heads, head_dim}).transpose(1, 2);
+  auto q = a.q_proj->forward(x).view({b, t, a.heads, a.head_dim}).transpose(1, 2);
+  auto k = a.k_proj->forward(x).view({b, t, a.kv_heads, a.head_dim}).transpose(1, 2);
+  auto v = a.v_proj->forward(x).view({b, t, a.kv_heads, a.head_dim}).transpose(1, 2);
   auto c = cos.to(q.scalar_type()), s = sin.to(q.scalar_type());
   q = q * c + rotate_half(q) * s;
   k = k * c + rotate_half(k) * s;
+  return {q, k, v};
+}
+
+}  // namespace
+
+torch::Tensor lm_attention_impl::forward(const torch::Tensor& x, const torch::Tensor& cos,
+                                         const torch::Tensor& sin, torch::Tensor* k_cache,
+                                         torch::Tensor* v_cache) {
+  auto [q, k, v] = project(*this, x, cos, sin);
   const int64_t past = extend_kv_cache(k, v, k_cache, v_cache);
-  const int64_t total = past + t;
-  if (kv_heads != heads) {
-    // Grouped-query attention: each key/value head serves heads / kv_heads query heads.
-    const int64_t rep = heads / kv_heads;
-    k = k.unsqueeze(2).expand({b, kv_heads, rep, total, head_dim}).reshape({b, heads, total, head_dim});
-    v = v.unsqueeze(2).expand({b, kv_heads, rep, total, head_dim}).reshape({b, heads, total, head_dim});
-  }
-  auto scores = torch::matmul(q, k.transpose(-2, -1)) * (1.0 / std::sqrt(static_cast<double>(head_dim)));
-  scores = mask_future_keys(scores, t, past);
-  auto att = torch::softmax(scores.to(torch::kFloat), -1).to(q.scalar_type());
-  auto y = torch::matmul(att, v).transpose(1, 2).reshape({b, t, heads * head_dim});
-  return o_proj->forward(y);
+  const int64_t t = x.size(1);
+  return attend(*this, q, k, v, [&](const torch::Tensor& s) { return mask_future_keys(s, t, past); });
+}
+
+torch::Tensor lm_attention_impl::forward_step(const torch::Tensor& x, const torch::Tensor& cos,
+                                              const torch::Tensor& sin, const torch::Tensor& position,
+                                              const torch::Tensor& key_after, torch::Tensor& k_buf,
+                                              torch::Tensor& v_buf) {
+  auto [q, k, v] = project(*this, x, cos, sin);
+  k_buf.index_copy_(2, position, k);
+  v_buf.index_copy_(2, position, v);
+  return attend(*this, q, k_buf, v_buf, [&](const torch::Tensor& s) {
+    return s.masked_fill(key_after, -std::numeric_limits<float>::infinity());
+  });
 }
 
 lm_mlp_impl::lm_mlp_impl(const decoder_config& c) {
@@ -104,6 +140,15 @@ torch::Tensor lm_layer_impl::forward(const torch::Tensor& x, const torch::Tensor
   return h + mlp->forward(post_attention_layernorm->forward(h));
 }
 
+torch::Tensor lm_layer_impl::forward_step(const torch::Tensor& x, const torch::Tensor& cos,
+                                          const torch::Tensor& sin, const torch::Tensor& position,
+                                          const torch::Tensor& key_after, torch::Tensor& k_buf,
+                                          torch::Tensor& v_buf) {
+  auto h =
+      x + self_attn->forward_step(input_layernorm->forward(x), cos, sin, position, key_after, k_buf, v_buf);
+  return h + mlp->forward(post_attention_layernorm->forward(h));
+}
+
 lm_trunk_impl::lm_trunk_impl(const decoder_config& c) {
   embed_tokens = register_module("embed_tokens", torch::nn::Embedding(c.vocab_size, c.hidden_size));
   layers = register_module("layers", torch::nn::ModuleList());
@@ -123,9 +168,14 @@ decoder_model_impl::decoder_model_impl(const decoder_config& c) : config(c) {
 
 std::pair<torch::Tensor, torch::Tensor> decoder_model_impl::rotary(int64_t start, int64_t length,
                                                                    const torch::Device& device) {
-  auto pos = torch::arange(start, start + length, torch::TensorOptions().dtype(torch::kFloat).device(device));
-  if (inv_freq.device() != device) inv_freq = inv_freq.to(device);  // stays fp32 whatever the weights' dtype
-  auto freqs = torch::outer(pos, inv_freq);
+  return rotary_at(
+      torch::arange(start, start + length, torch::TensorOptions().dtype(torch::kFloat).device(device)));
+}
+
+std::pair<torch::Tensor, torch::Tensor> decoder_model_impl::rotary_at(const torch::Tensor& positions) {
+  if (inv_freq.device() != positions.device())
+    inv_freq = inv_freq.to(positions.device());  // stays fp32 whatever the weights' dtype
+  auto freqs = torch::outer(positions, inv_freq);
   auto emb = torch::cat({freqs, freqs}, -1);
   return {emb.cos(), emb.sin()};
 }
@@ -143,6 +193,18 @@ torch::Tensor decoder_model_impl::hidden(const torch::Tensor& ids, lm_cache* cac
     h = model->layers[i]->as<lm_layer_impl>()->forward(h, cos, sin, cache ? &cache->k[i] : nullptr,
                                                        cache ? &cache->v[i] : nullptr);
   if (cache) cache->length += ids.size(1);
+  return model->norm->forward(h);
+}
+
+torch::Tensor decoder_model_impl::hidden_step(const torch::Tensor& ids, const torch::Tensor& position,
+                                              std::vector<torch::Tensor>& k, std::vector<torch::Tensor>& v) {
+  auto [cos, sin] = rotary_at(position.to(torch::kFloat));
+  const int64_t capacity = k.front().size(2);
+  auto key_after =
+      torch::arange(capacity, torch::TensorOptions().dtype(torch::kLong).device(ids.device())) > position;
+  auto h = model->embed_tokens->forward(ids);
+  for (size_t i = 0; i < model->layers->size(); ++i)
+    h = model->layers[i]->as<lm_layer_impl>()->forward_step(h, cos, sin, position, key_after, k[i], v[i]);
   return model->norm->forward(h);
 }
 

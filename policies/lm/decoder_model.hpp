@@ -33,6 +33,12 @@ struct lm_attention_impl : torch::nn::Module {
   /// x: [B, T, H]; cos/sin: [T, head_dim]. With a cache the positions continue it and it grows.
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin,
                         torch::Tensor* k_cache, torch::Tensor* v_cache);
+  /// One position per row against preallocated caches [B, kv_heads, capacity, head_dim]: this step's keys
+  /// and values are written at `position` (a one-element int64 tensor), keys flagged in `key_after`
+  /// ([capacity] bool) are masked. Fixed shapes, no host synchronisation: a CUDA graph can capture it.
+  torch::Tensor forward_step(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin,
+                             const torch::Tensor& position, const torch::Tensor& key_after,
+                             torch::Tensor& k_buf, torch::Tensor& v_buf);
   int64_t heads, kv_heads, head_dim;
   torch::nn::Linear q_proj{nullptr}, k_proj{nullptr}, v_proj{nullptr}, o_proj{nullptr};
 };
@@ -49,6 +55,9 @@ struct lm_layer_impl : torch::nn::Module {
   explicit lm_layer_impl(const decoder_config& c);
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin,
                         torch::Tensor* k_cache, torch::Tensor* v_cache);
+  torch::Tensor forward_step(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin,
+                             const torch::Tensor& position, const torch::Tensor& key_after,
+                             torch::Tensor& k_buf, torch::Tensor& v_buf);
   rms_norm input_layernorm{nullptr}, post_attention_layernorm{nullptr};
   lm_attention self_attn{nullptr};
   lm_mlp mlp{nullptr};
@@ -71,6 +80,12 @@ struct decoder_model_impl : torch::nn::Module {
   /// Final hidden states [B, T, H] of `ids` [B, T] (int64). Without a cache the sequence starts at position
   /// 0; with one it continues the cached positions and the cache is extended.
   torch::Tensor hidden(const torch::Tensor& ids, lm_cache* cache = nullptr);
+  /// One decoding step with fixed shapes (decode_graph captures it): ids [B, 1] at `position` (a
+  /// one-element int64 tensor on the model's device); k[i], v[i]: layer i's preallocated caches
+  /// [B, kv_heads, capacity, head_dim], written at `position`, read up to it. Final hidden states [B, 1, H];
+  /// the same values as hidden(ids, cache) with a cache of `position` positions.
+  torch::Tensor hidden_step(const torch::Tensor& ids, const torch::Tensor& position,
+                            std::vector<torch::Tensor>& k, std::vector<torch::Tensor>& v);
   /// hidden(ids) for training in less memory: each layer keeps only its input, and its activations are
   /// recomputed in the backward pass (activation_checkpoint.hpp). Same values and gradients; no cache.
   torch::Tensor hidden_checkpointed(const torch::Tensor& ids);
@@ -81,6 +96,8 @@ struct decoder_model_impl : torch::nn::Module {
 
   /// Rotary cos/sin [T, head_dim] (fp32) for positions [start, start + T), as Hugging Face computes them.
   std::pair<torch::Tensor, torch::Tensor> rotary(int64_t start, int64_t length, const torch::Device& device);
+  /// The same for the positions held in `positions` (a float tensor [T] on the device).
+  std::pair<torch::Tensor, torch::Tensor> rotary_at(const torch::Tensor& positions);
 
   /// Fresh weights from `seed` (LibTorch's global generator untouched): normal(0, 0.02), zero biases, unit
   /// norms — transformers' initialisation for these families.

@@ -17,7 +17,7 @@ namespace fs = std::filesystem;
 
 // Marks where the prompt's text goes in a rendered chat frame: the frame's special tokens are parsed as
 // such, the prompt's text never is (an exemplar's source could spell "<|im_end|>").
-constexpr const char* content_mark = "\x01\x02crucible-content\x02\x01";
+const std::string content_mark = "\x01\x02crucible-content-";
 
 expected<tensor_dtype> weights_dtype(const std::string& name) {
   if (name == "f32") return tensor_dtype::f32;
@@ -46,21 +46,33 @@ struct lm_policy::impl {
   impl(std::unique_ptr<decoder_lm> l, bpe_tokenizer t, const lm_policy_options& o)
       : lm(std::move(l)), tok(std::move(t)), options(o) {}
 
-  // The frame's text before and after the prompt's text.
-  std::pair<std::string, std::string> frame() const {
-    if (family == chat_family::plain) return {"", "\n"};
-    std::string full = render_chat(family, {chat_message{"user", content_mark}}, true);
-    auto at = full.find(content_mark);
-    return {full.substr(0, at), full.substr(at + std::string(content_mark).size())};
-  }
-
-  std::vector<int64_t> framed(const std::string& text) const {
-    auto [before, after] = frame();
-    std::vector<int64_t> ids = tok.encode(before, true);
-    auto body = tok.encode(text, false);
-    ids.insert(ids.end(), body.begin(), body.end());
-    auto tail = tok.encode(after, true);
-    ids.insert(ids.end(), tail.begin(), tail.end());
+  // The prompt's tokens as the model reads it: plain, its text and a newline; a chat family, its turns in
+  // the family's template, whose markers are parsed as special tokens and whose contents never are.
+  std::vector<int64_t> framed(const rendered_prompt& r) const {
+    if (family == chat_family::plain) {
+      auto ids = tok.encode(r.text, false);
+      auto tail = tok.encode("\n", true);
+      ids.insert(ids.end(), tail.begin(), tail.end());
+      return ids;
+    }
+    auto mark = [](size_t i) { return content_mark + std::to_string(i) + "\x02\x01"; };
+    std::vector<chat_message> marked;
+    for (size_t i = 0; i < r.turns.size(); ++i) marked.push_back({r.turns[i].role, mark(i)});
+    const std::string full = render_chat(family, marked, true);
+    std::vector<int64_t> ids;
+    auto append = [&](const std::string& text, bool special) {
+      auto part = tok.encode(text, special);
+      ids.insert(ids.end(), part.begin(), part.end());
+    };
+    size_t at = 0;
+    for (size_t i = 0; i < r.turns.size(); ++i) {
+      const auto m = mark(i);
+      const size_t pos = full.find(m, at);
+      append(full.substr(at, pos - at), true);
+      append(r.turns[i].content, false);
+      at = pos + m.size();
+    }
+    append(full.substr(at), true);
     return ids;
   }
 };
@@ -129,11 +141,11 @@ expected<std::vector<int64_t>> lm_policy::encode_prompt(const prompt& p, std::st
   const auto& m = *impl_;
   prompt_budget budget;
   budget.max_tokens = m.options.max_context - m.options.max_new_tokens;
-  budget.count_tokens = [&](const std::string& t) { return static_cast<int64_t>(m.framed(t).size()); };
+  budget.count_tokens = [&](const rendered_prompt& r) { return static_cast<int64_t>(m.framed(r).size()); };
   auto rendered = render_contrastive_prompt(p, budget);
   if (!rendered) return rendered.err();
   if (text) *text = rendered->text;
-  return m.framed(rendered->text);
+  return m.framed(*rendered);
 }
 
 std::vector<int64_t> lm_policy::encode_answer(const std::string& answer) const {
@@ -152,6 +164,7 @@ expected<std::vector<policy_candidate>> lm_policy::sample(const prompt& p, int n
   o.temperature = temperature;
   o.top_k = m.options.top_k;
   o.top_p = m.options.top_p;
+  o.cuda_graphs = m.options.cuda_graphs;
   o.max_new_tokens = m.options.max_new_tokens;
   o.stop_tokens = m.stop_tokens;
   o.seed = seed;

@@ -18,6 +18,7 @@ struct lm_policy_options {
   int64_t max_new_tokens = 512;
   double top_p = 1.0;
   int64_t top_k = 0;
+  bool cuda_graphs = true;  ///< CUDA: decode from a captured graph of the step (lm_sampler.hpp)
   // The learner's
   int64_t micro_batch = 8;
   bool bf16 = false;                    ///< CUDA: bf16 autocast in training

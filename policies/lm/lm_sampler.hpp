@@ -2,7 +2,8 @@
 // Sampling from a decoder LM: n completions of one prompt, batched, the prompt prefilled once and its KV
 // cache shared, then one token per step for every unfinished completion. Temperature, top-k and top-p
 // (nucleus) filtering, stop tokens and stop sequences, a bound on new tokens, and the per-token log-probs
-// the learner's ratio starts from. Deterministic in the seed (the draw is made on the host).
+// the learner's ratio starts from. Deterministic in the seed (the draw is made on the host). On a CUDA
+// device the decoding step is replayed from a CUDA graph.
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -23,6 +24,9 @@ struct sampling_options {
   std::vector<int64_t> stop_tokens;                  ///< e.g. the config's eos ids; kept in the completion
   std::vector<std::vector<int64_t>> stop_sequences;  ///< a completion ending in one stops (kept too)
   uint64_t seed = 1;
+  /// On a CUDA device (CUDA builds): decode with a captured CUDA graph of the step (decode_graph.hpp),
+  /// eagerly when capturing fails. The draws are the same; the logits agree to rounding.
+  bool cuda_graphs = true;
 };
 
 struct lm_completion {

@@ -14,9 +14,9 @@ struct remote_policy::impl {
   chat_family family = chat_family::plain;
   std::optional<bpe_tokenizer> tok;
 
-  std::string framed(const std::string& text) const {
-    if (family == chat_family::plain) return text + "\n";
-    return render_chat(family, {chat_message{"user", text}}, true);
+  std::string framed(const rendered_prompt& r) const {
+    if (family == chat_family::plain) return r.text + "\n";
+    return render_chat(family, r.turns, true);
   }
 };
 
@@ -45,13 +45,13 @@ expected<std::string> remote_policy::prompt_text(const prompt& p) const {
   prompt_budget budget;
   if (m.tok) {
     budget.max_tokens = m.options.max_context - m.options.max_new_tokens;
-    budget.count_tokens = [&](const std::string& t) {
-      return static_cast<int64_t>(m.tok->encode(m.framed(t), true).size());
+    budget.count_tokens = [&](const rendered_prompt& r) {
+      return static_cast<int64_t>(m.tok->encode(m.framed(r), true).size());
     };
   }
   auto rendered = render_contrastive_prompt(p, budget);
   if (!rendered) return rendered.err();
-  return m.framed(rendered->text);
+  return m.framed(*rendered);
 }
 
 expected<std::vector<policy_candidate>> remote_policy::sample(const prompt& p, int n, double temperature,

@@ -47,6 +47,9 @@ struct replay_section {
   int64_t exemplars = 2;     ///< contrastive exemplars per prompt (CUDA-L1: 2, from distinct buckets)
   double temperature = 1.0;  ///< softmax temperature over bucket mean speedups
   std::vector<double> bucket_edges = {0.5, 0.9, 1.1, 1.5, 3.0};  ///< speedup bucket boundaries
+  /// Multi-turn refinement: the task's latest N scored attempts (compile error, failed check, verdict or
+  /// speedup) fed back to the policy as turns of the conversation. 0: off.
+  int64_t refine_turns = 0;
 };
 
 /// The CUDA target (target: cuda). compiler.* then defaults to nvcc for every compiler key the file does not

@@ -9,6 +9,7 @@
 
 #include "messages/envelope.hpp"
 #include "runtime/hosting/fail_points.hpp"
+#include "runtime/pipeline/attempt_feedback.hpp"
 
 namespace crucible::runtime {
 namespace {
@@ -95,6 +96,7 @@ replay_store::replay_store(replay_store&& o) noexcept
       rng_(o.rng_),
       untrained_(o.untrained_),
       by_task_bucket_(std::move(o.by_task_bucket_)),
+      recent_(std::move(o.recent_)),
       pending_(std::move(o.pending_)),
       best_(std::move(o.best_)),
       candidates_total_(o.candidates_total_) {
@@ -172,6 +174,14 @@ status replay_store::load() {
     best_[task] = std::max(best_[task], e.speedup);
     by_task_bucket_[task][bucket_of(e.speedup)].push_back(std::move(e));
   }
+  if (options_.refine_turns > 0) {
+    statement scored(
+        db_, "SELECT task, record FROM candidates WHERE outcome != 'pending' ORDER BY created, rowid");
+    if (!scored) return make_error(std::string("replay database: ") + sqlite3_errmsg(db_));
+    while (sqlite3_step(scored.s) == SQLITE_ROW)
+      if (auto rec = decode_as<scored_candidate>(column_blob(scored.s, 1)))
+        note_attempt(column_text(scored.s, 0), *rec);
+  }
   // Groups that were stored but not yet trained on are queued again.
   auto pending = groups_in("pending");
   if (!pending) return pending.err();
@@ -235,6 +245,7 @@ expected<replay_store::insert_result> replay_store::insert(const scored_group& g
   if (auto st = exec("COMMIT;"); !st) return st.err();
   candidates_total_ += result.inserted;
   for (const auto* m : fresh) {
+    note_attempt(group.task, *m);
     if (!kernels::has_outcome(m->judged, kernels::outcome::pass)) continue;
     best_[group.task] = std::max(best_[group.task], m->judged.speedup);
     by_task_bucket_[group.task][bucket_of(m->judged.speedup)].push_back(
@@ -368,6 +379,21 @@ std::vector<exemplar> replay_store::exemplars(const std::string& task, int k) {
     means.erase(means.begin() + static_cast<long>(chosen));
   }
   return out;
+}
+
+void replay_store::note_attempt(const std::string& task, const scored_candidate& c) {
+  if (options_.refine_turns <= 0) return;
+  auto a = attempt_of(c, options_.target);
+  if (!a) return;
+  auto& list = recent_[task];
+  list.push_back(std::move(*a));
+  while (static_cast<int64_t>(list.size()) > options_.refine_turns) list.pop_front();
+}
+
+std::vector<attempt> replay_store::attempts(const std::string& task) const {
+  auto it = recent_.find(task);
+  if (it == recent_.end()) return {};
+  return std::vector<attempt>(it->second.begin(), it->second.end());
 }
 
 group_batch replay_store::take_groups(int64_t learner_version, int n) {

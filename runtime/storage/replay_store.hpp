@@ -30,6 +30,9 @@ struct replay_options {
   /// A resumed run whose learner restarts from the weights of version V: the groups taken at version V or
   /// later were trained into weights that are lost, so they are queued again (-1: none, a fresh run).
   int64_t untrain_from_version = -1;
+  /// Multi-turn refinement: the latest refine_turns attempts per task are kept for prompts (0: none).
+  int64_t refine_turns = 0;
+  std::string target = "cpu";  ///< how an attempt's bare source is fenced
 };
 
 /// One stored group, as a report sees it.
@@ -93,6 +96,10 @@ class replay_store {
   /// mean speedups at the configured temperature (CUDA-L1), a candidate drawn uniformly within a bucket.
   std::vector<exemplar> exemplars(const std::string& task, int k);
 
+  /// The task's latest scored attempts worth feeding back (runtime/pipeline/attempt_feedback), oldest
+  /// first, at most refine_turns of them; empty when refinement is off.
+  std::vector<attempt> attempts(const std::string& task) const;
+
   /// Up to `n` pending groups, oldest first, none older than learner_version - max_staleness; older
   /// pending groups are marked stale and counted in dropped_stale. Returned groups are marked taken at
   /// `learner_version`; groups taken at an older version are marked trained (the learner trains what it took
@@ -112,6 +119,7 @@ class replay_store {
   status untrain(int64_t from_version);
   status load();
   status exec(const std::string& sql);
+  void note_attempt(const std::string& task, const scored_candidate& c);
   std::string group_state(const std::string& group_id) const;
   /// The groups in `state` with their members (and, in flight, their stages), oldest first.
   expected<std::vector<scored_group>> groups_in(
@@ -128,6 +136,7 @@ class replay_store {
   std::mt19937_64 rng_;
   int64_t untrained_ = 0;
   std::map<std::string, std::map<int, std::vector<indexed>>> by_task_bucket_;
+  std::map<std::string, std::deque<attempt>> recent_;  ///< per task, newest last
   std::deque<scored_group> pending_;
   std::map<std::string, double> best_;
   int64_t candidates_total_ = 0;

@@ -94,6 +94,7 @@ inline prompt sample_prompt() {
   p.exemplars = {{"g1-0", "rewrites: - | [0] blas", "src", 1.1, 2},
                  {"g2-5", "rewrites: - | [0-3] tiled", "src2", 0.4, 0}};
   p.group_size = 8;
+  p.attempts = {{"g6-2", "## Code\n```cpp\nint x;\n```", "It did not compile:\n```\nerror\n```"}};
   return p;
 }
 

@@ -43,7 +43,7 @@ TEST(ContrastivePrompt, ExemplarsThatDoNotFitAreDroppedWholeSlowestFirst) {
   auto full = render_contrastive_prompt(p);
   ASSERT_TRUE(full);
   prompt_budget chars;
-  chars.count_tokens = [](const std::string& s) { return static_cast<int64_t>(s.size()); };
+  chars.count_tokens = [](const rendered_prompt& r) { return static_cast<int64_t>(r.text.size()); };
   chars.max_tokens = static_cast<int64_t>(full->text.size()) - 1;
   auto two = render_contrastive_prompt(p, chars);
   ASSERT_TRUE(two) << two.message();
@@ -58,6 +58,69 @@ TEST(ContrastivePrompt, ExemplarsThatDoNotFitAreDroppedWholeSlowestFirst) {
   prompt_budget no_counter;
   no_counter.max_tokens = 10;
   EXPECT_FALSE(render_contrastive_prompt(p, no_counter));
+}
+
+prompt with_attempts() {
+  auto p = with_exemplars();
+  p.attempts = {{"g1-0", "## Code\n```cuda\n__global__ void first_try() {}\n```",
+                 "It did not compile:\n```\nerror: x\n```"},
+                {"g2-3", "## Code\n```cuda\n__global__ void second_try() {}\n```",
+                 "It is correct, with a verified speedup of 1.3x over PyTorch eager."}};
+  return p;
+}
+
+// Refinement: each attempt is the assistant's turn and its result the user's next, oldest first; the flat
+// text carries the same, for a plain-framed model or a completions endpoint.
+TEST(ContrastivePrompt, AttemptsBecomeTurnsWithTheirResults) {
+  auto r = render_contrastive_prompt(with_attempts());
+  ASSERT_TRUE(r) << r.message();
+  ASSERT_EQ(r->turns.size(), 5u);
+  const std::vector<std::string> roles = {"user", "assistant", "user", "assistant", "user"};
+  for (size_t i = 0; i < roles.size(); ++i) EXPECT_EQ(r->turns[i].role, roles[i]);
+  EXPECT_NE(r->turns[0].content.find("Kernel 1: 2.5x"), std::string::npos);
+  EXPECT_NE(r->turns[1].content.find("first_try"), std::string::npos);
+  EXPECT_NE(r->turns[2].content.find("did not compile"), std::string::npos);
+  EXPECT_NE(r->turns[2].content.find("Improve on it"), std::string::npos);
+  EXPECT_NE(r->turns[4].content.find("1.3x"), std::string::npos);
+  EXPECT_EQ(r->attempts_shown, 2);
+  const auto& t = r->text;
+  const auto first = t.find("## Your attempt 1\n## Code"), second = t.find("## Your attempt 2");
+  ASSERT_NE(first, std::string::npos) << t;
+  EXPECT_LT(t.find("first_try"), t.find("second_try"));
+  EXPECT_LT(first, second);
+  EXPECT_NE(t.find("## What came of attempt 2\nIt is correct"), std::string::npos);
+  // Without attempts: one user turn, the text itself.
+  auto plain = render_contrastive_prompt(with_exemplars());
+  ASSERT_TRUE(plain);
+  ASSERT_EQ(plain->turns.size(), 1u);
+  EXPECT_EQ(plain->turns[0].content, plain->text);
+}
+
+// The rule extended: exemplars go first (slowest first), then attempts (oldest first).
+TEST(ContrastivePrompt, ExemplarsLeaveBeforeAttemptsAndOldAttemptsBeforeNewOnes) {
+  auto p = with_attempts();
+  auto full = render_contrastive_prompt(p);
+  ASSERT_TRUE(full);
+  prompt_budget chars;
+  chars.count_tokens = [](const rendered_prompt& r) { return static_cast<int64_t>(r.text.size()); };
+  chars.max_tokens = static_cast<int64_t>(full->text.size()) - 1;
+  auto r = render_contrastive_prompt(p, chars);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->exemplars_shown, 2);
+  EXPECT_EQ(r->attempts_shown, 2);
+  p.exemplars.clear();
+  auto no_exemplars = render_contrastive_prompt(p);
+  ASSERT_TRUE(no_exemplars);
+  chars.max_tokens = static_cast<int64_t>(no_exemplars->text.size()) - 1;
+  p = with_attempts();
+  r = render_contrastive_prompt(p, chars);
+  ASSERT_TRUE(r) << r.message();
+  EXPECT_EQ(r->exemplars_shown, 0);
+  EXPECT_EQ(r->attempts_shown, 1);
+  EXPECT_EQ(r->attempts_dropped, 1);
+  EXPECT_EQ(r->text.find("first_try"), std::string::npos) << "the oldest attempt goes first";
+  EXPECT_NE(r->text.find("second_try"), std::string::npos);
+  ASSERT_EQ(r->turns.size(), 3u);
 }
 
 TEST(ContrastivePrompt, TheCpuTargetAsksForCpp) {

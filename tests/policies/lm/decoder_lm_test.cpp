@@ -143,6 +143,39 @@ TEST_P(DecoderLm, KvCachedDecodingEqualsAFullForwardPass) {
   EXPECT_LT((both[0] - full[0]).abs().max().item<float>(), 1e-5f);
 }
 
+// The fixed-shape step (what a CUDA graph captures): caches preallocated beyond the sequence, each step
+// written at a position held in a tensor, later positions masked — the logits of the growing cache.
+TEST_P(DecoderLm, TheFixedShapeDecodingStepEqualsTheGrowingCache) {
+  torch::NoGradGuard no_grad;
+  decoder_model m(tiny(GetParam()));
+  m->init_weights(6);
+  const auto tokens = some_tokens(16, 97);
+  auto ids = torch::tensor(tokens, torch::kLong).unsqueeze(0);
+  auto full = m->logits(m->hidden(ids));
+  const auto& c = m->config;
+  const int64_t capacity = 24;
+  std::vector<torch::Tensor> k, v;
+  for (int64_t i = 0; i < c.num_hidden_layers; ++i) {
+    // Garbage where no position was written yet: the mask must hide it (finite, as the graph keeps it).
+    k.push_back(torch::full({2, c.num_key_value_heads, capacity, c.head_dim}, 3.0));
+    v.push_back(torch::full({2, c.num_key_value_heads, capacity, c.head_dim}, -7.0));
+  }
+  lm_cache prefix;
+  m->hidden(ids.narrow(1, 0, 5), &prefix);
+  for (size_t i = 0; i < k.size(); ++i) {
+    k[i].narrow(2, 0, 5).copy_(prefix.k[i].expand({2, -1, -1, -1}));
+    v[i].narrow(2, 0, 5).copy_(prefix.v[i].expand({2, -1, -1, -1}));
+  }
+  for (int64_t p = 5; p < 16; ++p) {
+    auto step_ids = ids.narrow(1, p, 1).expand({2, 1}).contiguous();
+    auto h = m->hidden_step(step_ids, torch::tensor({p}, torch::kLong), k, v);
+    auto logits = m->logits(h);
+    ASSERT_EQ(logits.sizes(), (std::vector<int64_t>{2, 1, c.vocab_size}));
+    for (int row = 0; row < 2; ++row)
+      EXPECT_LT((logits[row][0] - full[0][p]).abs().max().item<float>(), 1e-5f) << "position " << p;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Families, DecoderLm, ::testing::Values(lm_family::qwen2, lm_family::llama),
                          [](const auto& info) { return std::string(model_type_of(info.param)); });
 

@@ -86,6 +86,10 @@ TEST(Config, ValidationExplainsTheBound) {
   expect_error(parse("learner:\n  group_size: 1\n"), "learner.group_size: expected >= 2");
   expect_error(parse("async:\n  max_staleness: -1\n"), "async.max_staleness");
   expect_error(parse("replay:\n  bucket_edges: [1, 0.5]\n"), "strictly increasing");
+  expect_error(parse("replay:\n  refine_turns: 9\n"), "replay.refine_turns: expected 0 to 8");
+  auto refine = parse("replay:\n  refine_turns: 2\n");
+  ASSERT_TRUE(refine) << refine.message();
+  EXPECT_EQ(refine->replay.refine_turns, 2);
   expect_error(parse("dispatch:\n  stage_timeout_s: 0\n"), "dispatch.stage_timeout_s: expected > 0");
   expect_error(parse("target: tpu\n"), "target: expected cpu or cuda");
   expect_error(parse("roles:\n  compiler: 100000\n"),

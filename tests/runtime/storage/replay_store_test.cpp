@@ -234,6 +234,47 @@ TEST(ReplayStore, GroupsAreTakenThenTrainedAndARolledBackLearnerTrainsThemAgain)
   EXPECT_EQ(batch.groups[0].group_id, "b");
 }
 
+// Refinement: the task's latest attempts (any outcome that says something about the code), oldest first,
+// as many as refine_turns; rebuilt when the database is reopened; none when refinement is off.
+TEST(ReplayStore, TheLatestAttemptsPerTaskAreKeptForRefinement) {
+  temp_db db;
+  replay_options o;
+  o.refine_turns = 2;
+  {
+    auto off = replay_store::open(db.path(), {}, 1);
+    ASSERT_TRUE(off);
+    ASSERT_TRUE(off->insert(make_group("a", "t", 0, {1.5})));
+    EXPECT_TRUE(off->attempts("t").empty());
+  }
+  {
+    auto store = replay_store::open(db.path(), o, 1);
+    ASSERT_TRUE(store);
+    ASSERT_EQ(store->attempts("t").size(), 1u);  // from the database
+    auto g = make_group("b", "t", 0, {0.0, 2.0});
+    g.members[0].judged.outcome = "compile_error";
+    g.members[0].compiled.log = "k.cpp:3: error: 'x' was not declared";
+    auto infra = make_group("c", "t", 0, {0.0});
+    infra.members[0].judged.outcome = "error";  // the evaluation failed on our side: not fed back
+    ASSERT_TRUE(store->insert(g));
+    ASSERT_TRUE(store->insert(infra));
+    ASSERT_TRUE(store->insert(make_group("d", "u", 0, {1.1})));
+    auto a = store->attempts("t");
+    ASSERT_EQ(a.size(), 2u);
+    EXPECT_EQ(a[0].candidate_id, "b-0");
+    EXPECT_NE(a[0].feedback.find("was not declared"), std::string::npos);
+    EXPECT_EQ(a[1].candidate_id, "b-1");
+    EXPECT_NE(a[1].feedback.find("2x"), std::string::npos);
+    EXPECT_EQ(store->attempts("u").size(), 1u);
+    EXPECT_TRUE(store->attempts("nothing").empty());
+  }
+  auto again = replay_store::open(db.path(), o, 1);
+  ASSERT_TRUE(again);
+  auto a = again->attempts("t");
+  ASSERT_EQ(a.size(), 2u);
+  EXPECT_EQ(a[0].candidate_id, "b-0");
+  EXPECT_EQ(a[1].candidate_id, "b-1");
+}
+
 TEST(ReplayStore, UnopenablePathIsAnError) {
   auto store = replay_store::open("/nonexistent-dir/x/replay.sqlite", {}, 1);
   EXPECT_FALSE(store);

@@ -33,6 +33,10 @@ struct tasks_args {
   std::string target = "cpu";
   std::string tasks_dir;
   bool lint = false;
+  std::string kernelbench;  ///< a KernelBench checkout: list its problems with their eager times
+  int level = 0;            ///< with kernelbench: one level (0: all)
+  std::string device;       ///< with kernelbench: cpu | cuda (default: cuda when available)
+  int runs = 5;             ///< with kernelbench: timed forward passes per problem
 };
 int tasks_command(const tasks_args& args);
 

@@ -37,6 +37,12 @@ int main(int argc, char** argv) {
   l->add_option("--target", tasks.target, "cpu or cuda");
   l->add_option("--tasks-dir", tasks.tasks_dir, "task suite directory (default: kernels/tasks)");
   l->add_flag("--lint", tasks.lint, "run the task linter and measure each task's eager time");
+  l->add_option(
+      "--kernelbench", tasks.kernelbench,
+      "a KernelBench checkout: list its problems (levelN/ID_Name.py) with their inputs and eager times");
+  l->add_option("--level", tasks.level, "with --kernelbench: only this level (1-4)");
+  l->add_option("--device", tasks.device, "with --kernelbench: cpu or cuda (default: cuda when available)");
+  l->add_option("--runs", tasks.runs, "with --kernelbench: timed forward passes per problem (median)");
 
   crucible::cli::report_args report;
   auto* r = app.add_subcommand(

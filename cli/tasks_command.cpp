@@ -6,10 +6,70 @@
 #include "kernels/reference/task_linter.hpp"
 #include "kernels/task/chain_shapes.hpp"
 #include "kernels/task/task_loader.hpp"
+#ifdef CRUCIBLE_WITH_PYTHON
+#include "kernels/python/embedded_python.hpp"
+#include "kernels/python/kernelbench_module.hpp"
+#include "kernels/python/kernelbench_suite.hpp"
+#endif
 
 namespace crucible::cli {
+namespace {
+
+// KernelBench's problems with their inputs, output and eager time (median of --runs forward passes, each
+// synchronized). A problem that fails to load or run is listed with its error; the exit status is then 1.
+int kernelbench_tasks(const tasks_args& args) {
+#ifdef CRUCIBLE_WITH_PYTHON
+  auto problems = kernels::scan_kernelbench(args.kernelbench, args.level);
+  if (!problems) {
+    std::cerr << "crucible tasks: " << problems.message() << "\n";
+    return 2;
+  }
+  if (args.runs < 1) {
+    std::cerr << "crucible tasks: --runs must be >= 1\n";
+    return 2;
+  }
+  std::string device = args.device;
+  if (device.empty()) device = kernels::python_cuda_available() ? "cuda" : "cpu";
+  constexpr uint64_t seed = 1;
+  int failed = 0;
+  std::printf("| task | inputs | output | eager ms (%s) |\n|---|---|---|---|\n", device.c_str());
+  for (const auto& p : *problems) {
+    auto row = [&]() -> expected<std::string> {
+      auto m = kernels::kernelbench_module::load(p.path);
+      if (!m) return m.err();
+      if (auto st = m->instantiate(seed, device); !st) return st.err();
+      auto in = m->input_info(seed);
+      if (!in) return in.err();
+      auto out = m->output_info(seed);
+      if (!out) return out.err();
+      auto ms = m->eager_ms(seed, 1, args.runs);
+      if (!ms) return ms.err();
+      std::string inputs;
+      for (const auto& t : *in) inputs += (inputs.empty() ? "" : ", ") + kernels::describe(t);
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.4g", *ms);
+      return inputs + " | " + kernels::describe(*out) + " | " + buf;
+    }();
+    if (!row) ++failed;
+    // An error's first line (Python's traceback follows it); `crucible eval` shows the whole.
+    std::string text = row ? *row : "error: " + row.message().substr(0, row.message().find('\n'));
+    std::printf("| %s | %s |\n", p.task_name().c_str(), text.c_str());
+    std::fflush(stdout);
+  }
+  std::printf("%zu KernelBench problems in %s, %d failed\n", problems->size(), args.kernelbench.c_str(),
+              failed);
+  return failed ? 1 : 0;
+#else
+  std::cerr << "crucible tasks --kernelbench: this build has no KernelBench support (it needs python3-dev, "
+               "pybind11-dev and python3-torch at configure time)\n";
+  return 2;
+#endif
+}
+
+}  // namespace
 
 int tasks_command(const tasks_args& args) {
+  if (!args.kernelbench.empty()) return kernelbench_tasks(args);
   std::string dir = args.tasks_dir.empty() ? kernels::default_task_dir() : args.tasks_dir;
   auto suite = kernels::load_task_suite(dir, args.target);
   if (!suite) {

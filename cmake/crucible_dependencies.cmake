@@ -64,3 +64,20 @@ if(CRUCIBLE_CUDA)
     message(FATAL_ERROR "CRUCIBLE_CUDA=ON needs a CUDA build of LibTorch (found ${TORCH_LIBRARIES})")
   endif()
 endif()
+
+# KernelBench's modules run in an embedded CPython beside its torch (kernels/python/): Debian's python3-torch
+# drives the libtorch this build links. Without Python's embedding files, pybind11 or libtorch_python the
+# KernelBench support is left out (the GPU machine's Python may lack them) and the rest builds as before.
+if(NOT DEFINED Python3_EXECUTABLE AND EXISTS /usr/bin/python3)
+  set(Python3_EXECUTABLE /usr/bin/python3)  # Debian's, whose dist-packages hold python3-torch
+endif()
+find_package(Python3 COMPONENTS Interpreter Development.Embed)
+find_package(pybind11 CONFIG QUIET)
+find_library(CRUCIBLE_TORCH_PYTHON torch_python HINTS ${TORCH_INSTALL_PREFIX}/lib)
+if(Python3_Development.Embed_FOUND AND pybind11_FOUND AND CRUCIBLE_TORCH_PYTHON)
+  set(CRUCIBLE_PYTHON ON)
+  message(STATUS "KernelBench support: Python ${Python3_VERSION}, pybind11 ${pybind11_VERSION}, ${CRUCIBLE_TORCH_PYTHON}")
+else()
+  set(CRUCIBLE_PYTHON OFF)
+  message(STATUS "KernelBench support left out (needs python3-dev, pybind11-dev and libtorch_python)")
+endif()

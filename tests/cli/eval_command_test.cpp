@@ -85,4 +85,30 @@ TEST(TasksCommand, ListsTheSuite) {
   EXPECT_NE(r.out.find("tasks for target cpu"), std::string::npos);
 }
 
+// A KernelBench checkout's problems with their inputs, output and eager time; a broken one is a row with its
+// error and makes the exit status 1.
+TEST(TasksCommand, ListsKernelBenchProblems) {
+  const std::string data = CRUCIBLE_TEST_DATA_DIR;
+  auto probe =
+      crucible::test::run_command(std::string(CRUCIBLE_BINARY_DIR) + "/crucible tasks --kernelbench " + data +
+                                  "/kernelbench --level 1 --device cpu --runs 1 2>&1");
+  if (probe.out.find("no KernelBench support") != std::string::npos) GTEST_SKIP() << "built without Python";
+  auto r = run("tasks --kernelbench " + data + "/kernelbench --device cpu --runs 2");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("| kb1_1_Small_matmul | float32 [16, 24], float32 [24, 8] | float32 [16, 8] |"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("kb2_7_Linear_gelu"), std::string::npos);
+  EXPECT_NE(r.out.find("3 KernelBench problems"), std::string::npos);
+  auto level = run("tasks --kernelbench " + data + "/kernelbench --level 2 --device cpu --runs 1");
+  EXPECT_EQ(level.out.find("kb1_1"), std::string::npos) << level.out;
+  auto broken = run("tasks --kernelbench " + data + "/kernelbench_bad --device cpu --runs 1");
+  EXPECT_EQ(broken.exit_code, 1);
+  EXPECT_NE(broken.out.find("| kb1_1_Syntax_error | error: 1_Syntax_error.py: SyntaxError"),
+            std::string::npos)
+      << broken.out;
+  EXPECT_NE(broken.out.find("5 failed"), std::string::npos);
+  EXPECT_EQ(run("tasks --kernelbench " + data + "/tasks").exit_code, 2);
+}
+
 }  // namespace

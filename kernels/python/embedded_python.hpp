@@ -1,0 +1,18 @@
+#pragma once
+// CPython inside this process (pybind11's embedding), for what only Python can run: KernelBench's reference
+// modules and candidates. One interpreter per process, started on first use with torch imported — the
+// Python torch whose libtorch is the one this process links (Debian's python3-torch beside libtorch; the
+// GPU machine's PyTorch beside its LibTorch), so tensors pass between the two without copies.
+#include "messages/expected.hpp"
+
+namespace crucible::kernels {
+
+/// Starts the interpreter and imports torch, once; later calls return the first outcome. An error when
+/// Python or its torch is missing or torch's version differs from the linked LibTorch's. Call from the
+/// thread that uses Python (the interpreter keeps the GIL on it).
+status start_python();
+
+/// Whether Python's torch sees a CUDA device (false when Python does not start).
+bool python_cuda_available();
+
+}  // namespace crucible::kernels

@@ -1,0 +1,214 @@
+#include "kernels/python/kernelbench_module.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+
+#include <pybind11/embed.h>
+#include <torch/csrc/autograd/python_variable.h>
+#include <torch/csrc/utils/pybind.h>
+
+#include "kernels/python/embedded_python.hpp"
+#include "kernels/python/kernelbench_tensors.hpp"
+
+namespace py = pybind11;
+
+namespace crucible::kernels {
+
+struct kernelbench_module::impl {
+  std::string path, class_name, device;
+  py::object module, cls, get_inputs, get_init_inputs, model;
+};
+
+namespace {
+
+std::string python_error(const std::string& path, const std::exception& e) {
+  return std::filesystem::path(path).filename().string() + ": " + e.what();
+}
+
+py::object attribute(const py::object& module, const char* name) {
+  if (!py::hasattr(module, name)) return py::none();
+  return module.attr(name);
+}
+
+py::object torch_module() {
+  return py::module_::import("torch");
+}
+
+// torch.manual_seed(seed) then fn(): what the module's generators draw is reproducible in the seed.
+py::object seeded_call(const py::object& fn, uint64_t seed) {
+  torch_module().attr("manual_seed")(seed & 0x7fffffffffffffffull);
+  return fn();
+}
+
+}  // namespace
+
+std::string describe(const tensor_info& t) {
+  std::string s = t.dtype + " [";
+  for (size_t i = 0; i < t.shape.size(); ++i) s += (i ? ", " : "") + std::to_string(t.shape[i]);
+  return s + "]";
+}
+
+kernelbench_module::kernelbench_module(std::unique_ptr<impl> p) : impl_(std::move(p)) {}
+kernelbench_module::kernelbench_module(kernelbench_module&&) noexcept = default;
+kernelbench_module& kernelbench_module::operator=(kernelbench_module&&) noexcept = default;
+kernelbench_module::~kernelbench_module() = default;
+
+const std::string& kernelbench_module::path() const {
+  return impl_->path;
+}
+const std::string& kernelbench_module::device() const {
+  return impl_->device;
+}
+bool kernelbench_module::instantiated() const {
+  return impl_->model && !impl_->model.is_none();
+}
+
+expected<kernelbench_module> kernelbench_module::load(const std::string& path,
+                                                      const std::string& class_name) {
+  if (auto st = start_python(); !st) return st.err();
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return make_error(path + ": no such file");
+  static int loaded = 0;  // each file a module of its own name, so two files never share globals
+  auto m = std::make_unique<impl>();
+  m->path = path;
+  m->class_name = class_name;
+  try {
+    auto util = py::module_::import("importlib.util");
+    const std::string name = "crucible_kernelbench_" + std::to_string(loaded++);
+    auto spec = util.attr("spec_from_file_location")(name, path);
+    m->module = util.attr("module_from_spec")(spec);
+    py::module_::import("sys").attr("modules")[py::str(name)] = m->module;
+    spec.attr("loader").attr("exec_module")(m->module);
+  } catch (const std::exception& e) {
+    return make_error(python_error(path, e));
+  }
+  m->cls = attribute(m->module, class_name.c_str());
+  if (m->cls.is_none()) return make_error(python_error(path, std::runtime_error("no class " + class_name)));
+  m->get_inputs = attribute(m->module, "get_inputs");
+  m->get_init_inputs = attribute(m->module, "get_init_inputs");
+  if (class_name == "Model" && (m->get_inputs.is_none() || m->get_init_inputs.is_none()))
+    return make_error(
+        python_error(path, std::runtime_error("a problem needs get_inputs() and get_init_inputs()")));
+  m->model = py::none();
+  return kernelbench_module(std::move(m));
+}
+
+status kernelbench_module::instantiate(uint64_t seed, const std::string& device,
+                                       const kernelbench_module* problem) {
+  auto& m = *impl_;
+  const py::object& init = problem ? problem->impl_->get_init_inputs : m.get_init_inputs;
+  if (init.is_none()) return make_error(python_error(m.path, std::runtime_error("no get_init_inputs()")));
+  try {
+    torch_module().attr("set_grad_enabled")(false);
+    py::object args = seeded_call(init, seed);
+    m.model = m.cls(*args);
+    m.model = m.model.attr("to")(device).attr("eval")();
+    m.device = device;
+  } catch (const std::exception& e) {
+    m.model = py::none();
+    return make_error(python_error(m.path, e));
+  }
+  return {};
+}
+
+expected<std::vector<at::Tensor>> kernelbench_inputs(kernelbench_module& module, uint64_t seed,
+                                                     const kernelbench_module* problem) {
+  auto& m = module.inner();
+  const py::object& fn =
+      problem ? const_cast<kernelbench_module*>(problem)->inner().get_inputs : m.get_inputs;
+  if (fn.is_none()) return make_error(python_error(m.path, std::runtime_error("no get_inputs()")));
+  const std::string device = m.device.empty() ? "cpu" : m.device;
+  std::vector<at::Tensor> out;
+  try {
+    py::list drawn(seeded_call(fn, seed));
+    for (size_t i = 0; i < drawn.size(); ++i) {
+      py::object x = drawn[i];
+      if (!THPVariable_Check(x.ptr()))
+        return make_error(python_error(
+            m.path, std::runtime_error("get_inputs()[" + std::to_string(i) + "] is a " +
+                                       py::str(x.get_type().attr("__name__")).cast<std::string>() +
+                                       ", not a tensor")));
+      out.push_back(x.attr("to")(device).cast<at::Tensor>());
+    }
+  } catch (const std::exception& e) {
+    return make_error(python_error(m.path, e));
+  }
+  return out;
+}
+
+expected<at::Tensor> kernelbench_forward(kernelbench_module& module, const std::vector<at::Tensor>& inputs) {
+  auto& m = module.inner();
+  if (!module.instantiated())
+    return make_error(python_error(m.path, std::runtime_error("the model is not built")));
+  try {
+    py::tuple args(inputs.size());
+    for (size_t i = 0; i < inputs.size(); ++i) args[i] = py::cast(inputs[i]);
+    py::object y = m.model(*args);
+    if (!THPVariable_Check(y.ptr()))
+      return make_error(python_error(
+          m.path,
+          std::runtime_error("forward() returned a " +
+                             py::str(y.get_type().attr("__name__")).cast<std::string>() + ", not a tensor")));
+    return y.cast<at::Tensor>();
+  } catch (const std::exception& e) {
+    return make_error(python_error(m.path, e));
+  }
+}
+
+namespace {
+
+tensor_info info_of(const at::Tensor& t) {
+  tensor_info i;
+  i.dtype = py::str(py::cast(t).attr("dtype")).cast<std::string>();
+  if (i.dtype.rfind("torch.", 0) == 0) i.dtype = i.dtype.substr(6);
+  i.shape.assign(t.sizes().begin(), t.sizes().end());
+  return i;
+}
+
+}  // namespace
+
+expected<std::vector<tensor_info>> kernelbench_module::input_info(uint64_t seed,
+                                                                  const kernelbench_module* problem) {
+  auto inputs = kernelbench_inputs(*this, seed, problem);
+  if (!inputs) return inputs.err();
+  std::vector<tensor_info> out;
+  for (const auto& t : *inputs) out.push_back(info_of(t));
+  return out;
+}
+
+expected<tensor_info> kernelbench_module::output_info(uint64_t seed) {
+  auto inputs = kernelbench_inputs(*this, seed);
+  if (!inputs) return inputs.err();
+  auto y = kernelbench_forward(*this, *inputs);
+  if (!y) return y.err();
+  return info_of(*y);
+}
+
+expected<double> kernelbench_module::eager_ms(uint64_t seed, int warmup, int runs) {
+  if (runs < 1) return make_error("eager_ms: runs must be >= 1");
+  auto inputs = kernelbench_inputs(*this, seed);
+  if (!inputs) return inputs.err();
+  const bool cuda = impl_->device.rfind("cuda", 0) == 0;
+  auto sync = [&] {
+    if (cuda) torch_module().attr("cuda").attr("synchronize")();
+  };
+  std::vector<double> ms;
+  try {
+    for (int i = 0; i < warmup + runs; ++i) {
+      sync();
+      const auto t0 = std::chrono::steady_clock::now();
+      auto y = kernelbench_forward(*this, *inputs);
+      sync();
+      const auto t1 = std::chrono::steady_clock::now();
+      if (!y) return y.err();
+      if (i >= warmup) ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    }
+  } catch (const std::exception& e) {
+    return make_error(python_error(impl_->path, e));
+  }
+  std::nth_element(ms.begin(), ms.begin() + static_cast<long>(ms.size() / 2), ms.end());
+  return ms[ms.size() / 2];
+}
+
+}  // namespace crucible::kernels

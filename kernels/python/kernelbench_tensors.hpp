@@ -1,0 +1,20 @@
+#pragma once
+// The tensors of a KernelBench module (kernelbench_module.hpp), as LibTorch sees them: the Python tensors
+// themselves, no copies. Includes LibTorch: include only from .cpp files.
+#include <vector>
+
+#include <ATen/ATen.h>
+
+#include "kernels/python/kernelbench_module.hpp"
+
+namespace crucible::kernels {
+
+/// get_inputs() under torch.manual_seed(seed), on the module's device (`problem`'s get_inputs when given).
+/// An error for an input that is not a tensor.
+expected<std::vector<at::Tensor>> kernelbench_inputs(kernelbench_module& m, uint64_t seed,
+                                                     const kernelbench_module* problem = nullptr);
+
+/// The model's forward pass on `inputs` (no autograd); an error when it raises or returns no tensor.
+expected<at::Tensor> kernelbench_forward(kernelbench_module& m, const std::vector<at::Tensor>& inputs);
+
+}  // namespace crucible::kernels

@@ -1,0 +1,24 @@
+# Written for Crucible's tests in KernelBench's problem format (not a KernelBench file).
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """C = A @ B."""
+
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, A, B):
+        return torch.matmul(A, B)
+
+
+M, K, N = 16, 24, 8
+
+
+def get_inputs():
+    return [torch.randn(M, K), torch.randn(K, N)]
+
+
+def get_init_inputs():
+    return []

@@ -1,0 +1,1 @@
+# Not named ID_Name.py: the scan skips it.

@@ -19,6 +19,7 @@ int train_command(const train_args& args);
 
 struct eval_args {
   std::string task;
+  std::string kernelbench;  ///< a KernelBench problem file as the task (instead of --task)
   std::string candidate_path;
   std::string target = "cpu";
   int device = -1;  ///< CUDA device; -1: the config's cuda.devices[0]

@@ -1,4 +1,5 @@
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -6,11 +7,43 @@
 #include "actors/options/evaluation_config_of.hpp"
 #include "cli/commands.hpp"
 #include "kernels/eval/evaluate.hpp"
+#ifdef CRUCIBLE_WITH_PYTHON
+#include "kernels/python/kernelbench_reference.hpp"
+#endif
 #include "kernels/task/task_loader.hpp"
 #include "kernels/verify/verdict_vocabulary.hpp"
 #include "runtime/config/config.hpp"
 
 namespace crucible::cli {
+
+namespace {
+
+// --task from the suite, or --kernelbench's problem file as a task of its own.
+expected<task_spec> find_task(const eval_args& args, const runtime::config& cfg) {
+  if (!args.kernelbench.empty()) {
+#ifdef CRUCIBLE_WITH_PYTHON
+    if (args.target != "cpu") return make_error("--kernelbench evaluates on the CPU target only, for now");
+    const std::string stem = std::filesystem::path(args.kernelbench).stem().string();
+    return kernels::kernelbench_task(args.kernelbench, stem);
+#else
+    return make_error(
+        "--kernelbench: this build has no KernelBench support (it needs python3-dev, "
+        "pybind11-dev and python3-torch at configure time)");
+#endif
+  }
+  if (args.task.empty()) return make_error("give --task NAME or --kernelbench PROBLEM.py");
+  std::string dir = !args.tasks_dir.empty()  ? args.tasks_dir
+                    : !cfg.tasks.dir.empty() ? cfg.tasks.dir
+                                             : kernels::default_task_dir();
+  auto suite = kernels::load_task_suite(dir, args.target);
+  if (!suite) return suite.err();
+  for (const auto& t : *suite)
+    if (t.name == args.task) return t;
+  return make_error("no task named '" + args.task + "' for target " + args.target +
+                    " (run `crucible tasks` for the list)");
+}
+
+}  // namespace
 
 int eval_command(const eval_args& args) {
   // The target decides the compiler and the worker side; --target wins over the file's.
@@ -26,22 +59,12 @@ int eval_command(const eval_args& args) {
     std::cerr << "crucible eval: " << cfg.message() << "\n";
     return 2;
   }
-  std::string dir = !args.tasks_dir.empty()   ? args.tasks_dir
-                    : !cfg->tasks.dir.empty() ? cfg->tasks.dir
-                                              : kernels::default_task_dir();
-  auto suite = kernels::load_task_suite(dir, args.target);
-  if (!suite) {
-    std::cerr << "crucible eval: " << suite.message() << "\n";
+  auto found = find_task(args, *cfg);
+  if (!found) {
+    std::cerr << "crucible eval: " << found.message() << "\n";
     return 2;
   }
-  const task_spec* task = nullptr;
-  for (const auto& t : *suite)
-    if (t.name == args.task) task = &t;
-  if (!task) {
-    std::cerr << "crucible eval: no task named '" << args.task << "' for target " << args.target
-              << " (run `crucible tasks` for the list)\n";
-    return 2;
-  }
+  const task_spec* task = &*found;
   std::ifstream in(args.candidate_path);
   if (!in) {
     std::cerr << "crucible eval: cannot read candidate '" << args.candidate_path << "'\n";
@@ -60,8 +83,11 @@ int eval_command(const eval_args& args) {
   }
   const auto& v = result.judged;
   std::printf("task       %s (%s)\n", task->name.c_str(), result.target.c_str());
-  std::printf("compiled   %s%s\n", result.compiled.ok ? "yes" : "no",
-              result.compiled.cached ? " (cached)" : "");
+  if (result.cand.language == "py")
+    std::printf("staged     %s (a Python module: no compiler)\n", result.compiled.ok ? "yes" : "no");
+  else
+    std::printf("compiled   %s%s\n", result.compiled.ok ? "yes" : "no",
+                result.compiled.cached ? " (cached)" : "");
   if (!result.compiled.ok) std::printf("%s\n", result.compiled.log.c_str());
   std::printf("correct    %s (max abs err %.3g, max rel err %.3g)\n", result.bench.correct ? "yes" : "no",
               result.bench.max_abs_err, result.bench.max_rel_err);

@@ -21,9 +21,13 @@ int main(int argc, char** argv) {
 
   crucible::cli::eval_args eval;
   auto* e = app.add_subcommand("eval", "compile, check and time one candidate against the eager reference");
-  e->add_option("--task", eval.task, "task name (see `crucible tasks`)")->required();
+  auto* task_opt = e->add_option("--task", eval.task, "task name (see `crucible tasks`)");
+  auto* kb_opt = e->add_option("--kernelbench", eval.kernelbench,
+                               "a KernelBench problem file (Model, get_inputs, get_init_inputs) as the task; "
+                               "the candidate is then a Python file with ModelNew");
+  task_opt->excludes(kb_opt);
   e->add_option("--candidate", eval.candidate_path,
-                "candidate source file (.cpp for the CPU target, .cu for CUDA)")
+                "candidate source file (.cpp for the CPU target, .cu for CUDA, .py with --kernelbench)")
       ->required();
   e->add_option("--target", eval.target, "cpu (default) or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
   e->add_option("--device", eval.device, "CUDA device (default: the config's cuda.devices[0])");

@@ -18,7 +18,7 @@ struct tensor_spec {
   std::string name;
   std::vector<int64_t> shape;
   std::string dtype = "float32";  ///< float32 | float16 | bfloat16 | float64 | int32 | int64 | bool
-  std::string dist = "normal";    ///< normal | uniform | heavy_tailed | positive
+  std::string dist = "normal";    ///< normal | uniform | heavy_tailed | positive | kernelbench (get_inputs())
   double lo = -1.0;               ///< uniform range
   double hi = 1.0;
   double scale = 1.0;  ///< standard deviation (normal), or scale of the heavy tail
@@ -43,7 +43,10 @@ struct task_spec {
   double atol = -1.0;  ///< < 0: the dtype's default tolerance
   double rtol = -1.0;
   std::vector<std::string> targets = {"cpu"};
-  MSGPACK_DEFINE_MAP(name, family, description, inputs, ops, atol, rtol, targets);
+  /// A KernelBench task: the reference module's Python source (`Model`, get_inputs, get_init_inputs), which
+  /// replaces the chain (ops stay empty; inputs describe what get_inputs draws). Empty for a chain.
+  std::string module;
+  MSGPACK_DEFINE_MAP(name, family, description, inputs, ops, atol, rtol, targets, module);
 };
 
 }  // namespace crucible

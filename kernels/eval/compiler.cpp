@@ -135,6 +135,44 @@ compiler_options cuda_compiler_defaults(const std::string& arch, const std::stri
   return o;
 }
 
+compile_result stage_module(const std::string& candidate_id, const std::string& source,
+                            const compiler_options& options) {
+  compile_result r;
+  r.candidate_id = candidate_id;
+  r.content_hash = sha256_hex(source);
+  if (options.cache_dir.empty()) {
+    r.log = "stage_module: compiler_options.cache_dir is empty (set compiler.cache_dir)";
+    return r;
+  }
+  std::error_code ec;
+  fs::create_directories(options.cache_dir, ec);
+  const fs::path path = fs::absolute(options.cache_dir, ec) / (r.content_hash + ".py");
+  if (fs::exists(path, ec)) {
+    r.ok = r.cached = true;
+    r.artifact = path.string();
+    return r;
+  }
+  // Written beside, then renamed: a reader never sees half a file.
+  const fs::path part = path.string() + ".part-" + std::to_string(getpid());
+  {
+    std::ofstream out(part, std::ios::binary | std::ios::trunc);
+    out << source;
+    if (!out.flush()) {
+      r.log = "stage_module: cannot write '" + part.string() + "'";
+      return r;
+    }
+  }
+  fs::rename(part, path, ec);
+  if (ec) {
+    r.log = "stage_module: cannot publish '" + path.string() + "': " + ec.message();
+    fs::remove(part, ec);
+    return r;
+  }
+  r.ok = true;
+  r.artifact = path.string();
+  return r;
+}
+
 compile_result compile_source(const std::string& candidate_id, const std::string& source,
                               const compiler_options& options) {
   auto t0 = clock_type::now();

@@ -41,4 +41,10 @@ std::string find_nvcc();
 compile_result compile_source(const std::string& candidate_id, const std::string& source,
                               const compiler_options& options);
 
+/// A KernelBench candidate (`ModelNew` in Python) needs no compiler: its source is staged in the cache as
+/// `<sha256>.py`, the artifact crucible-kernelbench-host executes. Python's own syntax errors come back from
+/// the worker as a load error with the interpreter's message.
+compile_result stage_module(const std::string& candidate_id, const std::string& source,
+                            const compiler_options& options);
+
 }  // namespace crucible::kernels

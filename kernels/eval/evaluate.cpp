@@ -27,7 +27,8 @@ evaluation evaluate_source(const task_spec& task, const std::string& source, con
   e.cand.id = "eval-" + short_hash(source);
   e.cand.task = task.name;
   e.cand.target = config.compiler.target;
-  e.cand.language = config.compiler.target == "cuda" ? "cu" : "cpp";
+  const bool module = !task.module.empty();  // a KernelBench task: the candidate is Python
+  e.cand.language = module ? "py" : config.compiler.target == "cuda" ? "cu" : "cpp";
   e.cand.content_hash = sha256_hex(source);
   e.cand.source = source;
   e.cand.created_unix =
@@ -35,7 +36,7 @@ evaluation evaluate_source(const task_spec& task, const std::string& source, con
 
   compiler_options copts = config.compiler;
   if (copts.cache_dir.empty()) copts.cache_dir = default_cache_dir();
-  e.compiled = compile_source(e.cand.id, source, copts);
+  e.compiled = module ? stage_module(e.cand.id, source, copts) : compile_source(e.cand.id, source, copts);
 
   e.bench.candidate_id = e.cand.id;
   e.bench.task = task.name;

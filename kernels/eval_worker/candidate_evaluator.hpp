@@ -9,7 +9,6 @@
 
 #include "kernels/eval_worker/cache_flusher.hpp"
 #include "kernels/eval_worker/reference_cache.hpp"
-#include "kernels/reference/reference_executor.hpp"
 #include "messages/evaluation.hpp"
 
 namespace crucible::kernels {
@@ -30,6 +29,7 @@ class candidate_evaluator {
   reference_cache references_;
   std::unique_ptr<cache_flusher> flusher_;
   std::string host_path_;
+  std::string kernelbench_host_path_;  ///< crucible-kernelbench-host, for KernelBench tasks
   std::string worker_id_;
 };
 

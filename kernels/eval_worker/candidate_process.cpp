@@ -89,15 +89,28 @@ candidate_process::~candidate_process() {
   stop();
 }
 
-std::string candidate_process::default_host_path() {
+namespace {
+
+std::string beside_this_executable(const char* name) {
   std::error_code ec;
   auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) return "crucible-candidate-host";
-  return (exe.parent_path() / "crucible-candidate-host").string();
+  if (ec) return name;
+  return (exe.parent_path() / name).string();
+}
+
+}  // namespace
+
+std::string candidate_process::default_host_path() {
+  return beside_this_executable("crucible-candidate-host");
+}
+
+std::string candidate_process::kernelbench_host_path() {
+  return beside_this_executable("crucible-kernelbench-host");
 }
 
 std::string candidate_process::start(const std::string& host_path, const std::string& artifact,
-                                     const shared_region& inputs, const shared_region& outputs) {
+                                     const shared_region& inputs, const shared_region& outputs,
+                                     const std::vector<std::string>& extra_args) {
   inputs_ = &inputs;
   outputs_ = &outputs;
   // A read-only open file description of the input region: the host's mapping of it can never be writable.
@@ -111,6 +124,7 @@ std::string candidate_process::start(const std::string& host_path, const std::st
   }
   spawn_spec spec;
   spec.argv = {host_path, artifact, std::to_string(inputs.bytes()), std::to_string(outputs.bytes())};
+  spec.argv.insert(spec.argv.end(), extra_args.begin(), extra_args.end());
   spec.fds = {{0, -1},
               {1, 1},
               {2, 2},
@@ -146,6 +160,7 @@ std::string candidate_process::start(const std::string& host_path, const std::st
     pid_ = -1;
     auto ex = got < 0 ? kill_and_reap(p) : reap_with_grace(p, 1.0);
     stop();
+    if (!ex.exited) died_at_load_ = true;
     if (!ex.exited && ex.signal == SIGSYS) {
       sandbox_killed_at_load_ = true;
       return "the sandbox ended the candidate's process while its initialisers ran (a refused system call "
@@ -187,6 +202,7 @@ candidate_call candidate_process::round_trip(const void* cmd, double deadline_s)
     const double gap = c0.tv_sec * 1e3 + c0.tv_nsec / 1e6 - last_reply_cpu_ms_;
     outside_ms_ += gap;
     max_outside_ms_ = std::max(max_outside_ms_, gap);
+    outside_gaps_ms_.push_back(gap);
   }
   const auto t0 = clock_type::now();
   proto::reply rep{};

@@ -62,11 +62,15 @@ class candidate_process {
   /// The host executable beside the running worker.
   static std::string default_host_path();
 
-  /// Starts the host over the two regions and loads `artifact` in it. Empty on success, else the load error.
-  /// After success: threads_after_load() and children_after_load() say what the artifact's initialisers
-  /// left running before the sandbox closed.
+  /// The KernelBench host beside the running worker (crucible-kernelbench-host).
+  static std::string kernelbench_host_path();
+
+  /// Starts the host over the two regions and loads `artifact` in it (`extra_args` follow the host's own:
+  /// the KernelBench host's problem file). Empty on success, else the load error. After success:
+  /// threads_after_load() and children_after_load() say what the artifact's initialisers left running
+  /// before the sandbox closed.
   std::string start(const std::string& host_path, const std::string& artifact, const shared_region& inputs,
-                    const shared_region& outputs);
+                    const shared_region& outputs, const std::vector<std::string>& extra_args = {});
 
   /// Calls crucible_forward on views whose data point into the worker's mappings of the regions.
   candidate_call call(const std::vector<cru_tensor>& inputs, const cru_tensor& output, double deadline_s);
@@ -76,12 +80,15 @@ class candidate_process {
   /// Runs the host on `cpu` only (the worker's caches are then the host's).
   bool pin(int cpu);
   /// CPU time the host spent between replies and the next command, where it should be blocked in a read:
-  /// all of it, and the longest single gap. Work there is work no call was charged for.
+  /// all of it, the longest single gap, and each gap. Work there is work no call was charged for.
   double outside_cpu_ms() const { return outside_ms_; }
   double max_outside_cpu_ms() const { return max_outside_ms_; }
+  const std::vector<double>& outside_gaps_ms() const { return outside_gaps_ms_; }
   int threads_after_load() const { return threads_after_load_; }
   /// start() failed because the sandbox ended the host while the artifact's initialisers ran.
   bool sandbox_killed_at_load() const { return sandbox_killed_at_load_; }
+  /// start() failed because a signal ended the host while it loaded (a crash, or the sandbox's kill).
+  bool died_at_load() const { return died_at_load_; }
   bool children_after_load() const { return children_after_load_; }
   /// Threads of the host now (/proc), -1 when it cannot be read.
   int threads() const;
@@ -99,7 +106,9 @@ class candidate_process {
   int threads_after_load_ = 0;
   bool children_after_load_ = false;
   bool sandbox_killed_at_load_ = false;
+  bool died_at_load_ = false;
   double last_reply_cpu_ms_ = -1, outside_ms_ = 0, max_outside_ms_ = 0;
+  std::vector<double> outside_gaps_ms_;
 };
 
 }  // namespace crucible::kernels

@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include <pybind11/embed.h>
+#include <pybind11/stl.h>
 #include <torch/csrc/autograd/python_variable.h>
 #include <torch/csrc/utils/pybind.h>
 
@@ -60,26 +63,61 @@ const std::string& kernelbench_module::path() const {
 const std::string& kernelbench_module::device() const {
   return impl_->device;
 }
+std::vector<std::string> kernelbench_module::forward_parameters() const {
+  try {
+    static const char* names_of =
+        "lambda cls: [p.name for p in __import__('inspect').signature(cls.forward).parameters.values()"
+        " if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)][1:]";
+    py::object fn = py::module_::import("builtins").attr("eval")(names_of, py::dict());
+    return fn(impl_->cls).cast<std::vector<std::string>>();
+  } catch (const std::exception&) {
+    return {};
+  }
+}
+
+std::string kernelbench_module::summary() const {
+  try {
+    py::object doc = impl_->cls.attr("__doc__");
+    if (doc.is_none()) return {};
+    std::string text = py::str(doc).cast<std::string>();
+    const size_t start = text.find_first_not_of(" \t\r\n");
+    if (start == std::string::npos) return {};
+    const size_t end = text.find('\n', start);
+    return text.substr(start, end == std::string::npos ? std::string::npos : end - start);
+  } catch (const std::exception&) {
+    return {};
+  }
+}
+
 bool kernelbench_module::instantiated() const {
   return impl_->model && !impl_->model.is_none();
 }
 
 expected<kernelbench_module> kernelbench_module::load(const std::string& path,
                                                       const std::string& class_name) {
-  if (auto st = start_python(); !st) return st.err();
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) return make_error(path + ": no such file");
+  std::ifstream in(path, std::ios::binary);
+  std::string source((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!in && !in.eof()) return make_error(path + ": cannot be read");
+  return from_source(path, source, class_name);
+}
+
+expected<kernelbench_module> kernelbench_module::from_source(const std::string& path,
+                                                             const std::string& source,
+                                                             const std::string& class_name) {
+  if (auto st = start_python(); !st) return st.err();
   static int loaded = 0;  // each file a module of its own name, so two files never share globals
   auto m = std::make_unique<impl>();
   m->path = path;
   m->class_name = class_name;
   try {
-    auto util = py::module_::import("importlib.util");
     const std::string name = "crucible_kernelbench_" + std::to_string(loaded++);
-    auto spec = util.attr("spec_from_file_location")(name, path);
-    m->module = util.attr("module_from_spec")(spec);
+    m->module = py::module_::import("types").attr("ModuleType")(name);
+    m->module.attr("__file__") = path;
     py::module_::import("sys").attr("modules")[py::str(name)] = m->module;
-    spec.attr("loader").attr("exec_module")(m->module);
+    py::object code = py::module_::import("builtins").attr("compile")(py::bytes(source), path, "exec");
+    py::module_::import("builtins").attr("exec")(code, m->module.attr("__dict__"));
   } catch (const std::exception& e) {
     return make_error(python_error(path, e));
   }

@@ -27,6 +27,9 @@ class kernelbench_module {
   /// Executes `path` and finds `class_name` (Model for a problem, ModelNew for a solution), get_inputs and
   /// get_init_inputs (a solution may lack them: instantiate() then takes its problem's).
   static expected<kernelbench_module> load(const std::string& path, const std::string& class_name = "Model");
+  /// The same from the file's text (`path` names it in errors and tracebacks).
+  static expected<kernelbench_module> from_source(const std::string& path, const std::string& source,
+                                                  const std::string& class_name = "Model");
   kernelbench_module(kernelbench_module&&) noexcept;
   kernelbench_module& operator=(kernelbench_module&&) noexcept;
   ~kernelbench_module();
@@ -43,6 +46,11 @@ class kernelbench_module {
   /// The median of `runs` forward passes on the inputs of `seed` after `warmup` passes, in ms, each call
   /// synchronized on CUDA (the listing's eager time; evaluations use the timing protocol instead).
   expected<double> eager_ms(uint64_t seed, int warmup, int runs);
+
+  /// The names of forward()'s parameters after self (empty for *args); the first line of the class's
+  /// docstring (empty when it has none).
+  std::vector<std::string> forward_parameters() const;
+  std::string summary() const;
 
   const std::string& path() const;
   const std::string& device() const;

@@ -1,4 +1,5 @@
 #include "kernels/reference/reference_executor.hpp"
+#include "kernels/reference/torch_dtypes.hpp"
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -151,33 +152,6 @@ std::vector<int64_t> spatial_dims(const at::Tensor& v) {
   std::vector<int64_t> dims;
   for (int64_t d = 2; d < v.dim(); ++d) dims.push_back(d);
   return dims;
-}
-
-at::ScalarType scalar_type_of_code(int32_t code) {
-  switch (code) {
-    case CRU_FLOAT32:
-      return at::kFloat;
-    case CRU_FLOAT64:
-      return at::kDouble;
-    case CRU_FLOAT16:
-      return at::kHalf;
-    case CRU_BFLOAT16:
-      return at::kBFloat16;
-    default:
-      throw std::invalid_argument("reference: unsupported ABI dtype code " + std::to_string(code));
-  }
-}
-
-at::ScalarType scalar_type_of(const std::string& dtype) {
-  if (dtype == "float32") return at::kFloat;
-  if (dtype == "float64") return at::kDouble;
-  if (dtype == "float16") return at::kHalf;
-  if (dtype == "bfloat16") return at::kBFloat16;
-  throw std::invalid_argument("reference: unsupported dtype '" + dtype + "'");
-}
-
-bool is_floating(const std::string& dtype) {
-  return dtype == "float32" || dtype == "float64" || dtype == "float16" || dtype == "bfloat16";
 }
 
 // splitmix64: decorrelates the (seed, input, variant) triple into one 64-bit seed.
@@ -614,7 +588,7 @@ expected<reference_executor> reference_executor::create(const task_spec& task) {
   auto shapes = infer_shapes(task);
   if (!shapes) return make_error(shapes.message());
   for (size_t i = 0; i < task.inputs.size(); ++i)
-    if (!is_floating(task.inputs[i].dtype))
+    if (!is_floating_dtype(task.inputs[i].dtype))
       return make_error(
           "task '" + task.name + "': inputs[" + std::to_string(i) + "] ('" + task.inputs[i].name +
           "'): the reference supports floating dtypes only (float32, float64, float16, bfloat16), got " +

@@ -111,4 +111,22 @@ TEST(TasksCommand, ListsKernelBenchProblems) {
   EXPECT_EQ(run("tasks --kernelbench " + data + "/tasks").exit_code, 2);
 }
 
+// A KernelBench problem file as the task, a ModelNew file as the candidate: the same protocol and verdicts,
+// as text and as JSON.
+TEST(EvalCommand, EvaluatesAKernelBenchCandidate) {
+  const std::string data = std::string(CRUCIBLE_TEST_DATA_DIR) + "/kernelbench";
+  const std::string problem = data + "/KernelBench/level2/7_Linear_gelu.py";
+  auto r = run("eval --kernelbench " + problem + " --candidate " + data + "/solutions/7_Linear_gelu_new.py");
+  if (r.out.find("no KernelBench support") != std::string::npos) GTEST_SKIP() << "built without Python";
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("verdict    pass"), std::string::npos) << r.out;
+  auto j = run("eval --json --kernelbench " + data + "/KernelBench/level1/2_Scaled_relu.py --candidate " +
+               data + "/candidates/scaled_relu_in_place.py");
+  EXPECT_EQ(j.exit_code, 0) << j.out;
+  EXPECT_NE(j.out.find("\"outcome\": \"hack\""), std::string::npos) << j.out;
+  EXPECT_NE(j.out.find("input_mutated:x"), std::string::npos) << j.out;
+  EXPECT_EQ(run("eval --candidate " + problem).exit_code, 2);
+  EXPECT_NE(run("eval --task t --kernelbench " + problem + " --candidate " + problem).exit_code, 0);
+}
+
 }  // namespace

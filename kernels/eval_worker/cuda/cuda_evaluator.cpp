@@ -28,6 +28,7 @@
 #include "kernels/eval_worker/loaded_candidate.hpp"
 #include "kernels/eval_worker/process_probe.hpp"
 #include "kernels/eval_worker/reference_cache.hpp"
+#include "kernels/reference/torch_dtypes.hpp"
 #include "kernels/task/chain_shapes.hpp"
 #include "kernels/task/op_catalog.hpp"
 #include "kernels/verify/verdict_vocabulary.hpp"
@@ -134,27 +135,10 @@ void check_api(cudaError_t e, const char* what) {
   throw std::runtime_error(error_text(e) + " in " + what);
 }
 
-at::ScalarType scalar_type(const std::string& dtype) {
-  if (dtype == "float32") return at::kFloat;
-  if (dtype == "float16") return at::kHalf;
-  if (dtype == "bfloat16") return at::kBFloat16;
-  if (dtype == "float64") return at::kDouble;
-  if (dtype == "int32") return at::kInt;
-  if (dtype == "int64") return at::kLong;
-  if (dtype == "bool") return at::kBool;
-  throw std::invalid_argument("unsupported dtype '" + dtype + "'");
-}
-
 cru_tensor view_of(const at::Tensor& t) {
   cru_tensor v{};
   v.data = t.data_ptr();
-  v.dtype = dtype_code(t.scalar_type() == at::kFloat      ? "float32"
-                       : t.scalar_type() == at::kHalf     ? "float16"
-                       : t.scalar_type() == at::kBFloat16 ? "bfloat16"
-                       : t.scalar_type() == at::kDouble   ? "float64"
-                       : t.scalar_type() == at::kInt      ? "int32"
-                       : t.scalar_type() == at::kLong     ? "int64"
-                                                          : "bool");
+  v.dtype = dtype_code(dtype_name(t.scalar_type()));
   v.ndim = static_cast<int32_t>(t.dim());
   for (int64_t d = 0; d < t.dim() && d < 8; ++d) {
     v.shape[d] = t.size(d);
@@ -284,7 +268,7 @@ struct cuda_evaluator::impl {
   device_state initial_state;          ///< as the worker set it up, before any candidate loaded
 
   at::TensorOptions options(const std::string& dtype) const {
-    return at::TensorOptions().dtype(scalar_type(dtype)).device(at::kCUDA, device);
+    return at::TensorOptions().dtype(scalar_type_of(dtype)).device(at::kCUDA, device);
   }
 };
 

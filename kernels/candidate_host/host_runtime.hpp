@@ -1,0 +1,36 @@
+#pragma once
+// What every candidate host does around its candidate — crucible-candidate-host for a C-ABI artifact,
+// crucible-kernelbench-host for a KernelBench module: the two shared regions mapped (inputs read-only, and
+// a write to them reported before the process ends), the census of what loading left running, and the loop
+// that runs the candidate on the worker's command (host_protocol.hpp).
+#include <cstddef>
+#include <string>
+
+#include "kernels/abi/crucible_abi.h"
+
+namespace crucible::kernels::host_runtime {
+
+struct regions {
+  char* in = nullptr;
+  size_t in_bytes = 0;
+  char* out = nullptr;
+  size_t out_bytes = 0;
+};
+
+/// Maps the input region read-only and the output region read-write from the protocol's descriptors, each
+/// page populated now (outside every clock), and reports a write to the inputs. Empty on success.
+std::string map_regions(size_t in_bytes, size_t out_bytes, regions& r);
+
+/// Threads of this process (/proc/self/task), -1 when unreadable.
+int count_threads();
+/// 1 when a child process is still running (those that ended are reaped), else 0.
+int running_children();
+
+/// Copies `s` into a reply's fixed text field.
+void set_text(char* dst, const std::string& s);
+
+/// Answers the worker's commands until it closes the pipe or says quit: a call runs `fn` on views into the
+/// regions; every reply carries the refused system calls and process probes since the previous one.
+[[noreturn]] void serve(crucible_forward_fn fn, const regions& r);
+
+}  // namespace crucible::kernels::host_runtime

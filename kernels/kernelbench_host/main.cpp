@@ -1,0 +1,126 @@
+// crucible-kernelbench-host: the process one KernelBench candidate (`ModelNew` in a Python file) runs in,
+// the Python twin of crucible-candidate-host (DESIGN.md §6, "out of reach"). The host's own set-up comes
+// first and unsealed: the regions, CPython with torch on one thread, the problem's module (its
+// get_init_inputs and get_inputs). Then the candidate's part runs under the loading seal (no threads,
+// processes, file writes or executable memory): its module executed, ModelNew built under the problem's
+// seed, one forward pass on the problem's inputs so lazy imports and first-use set-up happen now. Then the
+// census, the seccomp allowlist, the process probes armed, and the same call loop as every host
+// (host_runtime.hpp): each call wraps the shared regions as tensors (the inputs read-only: an in-place op on
+// them faults and is reported), runs forward() and copies its result into the output region.
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+
+#include "kernels/abi/crucible_abi.h"
+#include "kernels/candidate_host/host_protocol.hpp"
+#include "kernels/candidate_host/host_runtime.hpp"
+#include "kernels/candidate_host/process_probes.hpp"
+#include "kernels/candidate_host/sandbox.hpp"
+#include "kernels/python/embedded_python.hpp"
+#include "kernels/python/kernelbench_module.hpp"
+#include "kernels/python/kernelbench_reference.hpp"
+#include "kernels/python/kernelbench_tensors.hpp"
+#include "kernels/reference/torch_dtypes.hpp"
+
+namespace proto = crucible::kernels::host_protocol;
+namespace sandbox = crucible::kernels::sandbox;
+namespace runtime = crucible::kernels::host_runtime;
+namespace kb = crucible::kernels;
+
+namespace {
+
+std::unique_ptr<kb::kernelbench_module> g_candidate;
+
+at::Tensor tensor_of(const cru_tensor& v) {
+  std::vector<int64_t> shape(v.shape, v.shape + v.ndim), stride(v.stride, v.stride + v.ndim);
+  return at::from_blob(v.data, shape, stride, at::TensorOptions().dtype(kb::scalar_type_of_code(v.dtype)));
+}
+
+std::string describe(const at::Tensor& t) {
+  std::string s = kb::dtype_name(t.scalar_type()) + " [";
+  for (int64_t d = 0; d < t.dim(); ++d) s += (d ? ", " : "") + std::to_string(t.size(d));
+  return s + "]";
+}
+
+// The candidate's forward pass as the ABI's entry point.
+int python_forward(const cru_context*, const cru_tensor* in, int32_t n, cru_tensor* out, int32_t) {
+  std::vector<at::Tensor> xs;
+  xs.reserve(static_cast<size_t>(n));
+  for (int32_t i = 0; i < n; ++i) xs.push_back(tensor_of(in[i]));
+  auto y = kb::kernelbench_forward(*g_candidate, xs);
+  if (!y) throw std::runtime_error(y.message());
+  at::Tensor o = tensor_of(*out);
+  if (y->sizes() != o.sizes() || y->scalar_type() != o.scalar_type())
+    throw std::runtime_error("ModelNew returned " + describe(*y) + ", the reference " + describe(o));
+  o.copy_(*y);
+  return 0;
+}
+
+// The candidate's part of loading, under the loading seal. The warm-up pass's failure is not the load's:
+// the same failure comes back from the first call, where it is judged like any call's.
+std::string load_candidate(const char* path, const kb::kernelbench_module& problem) {
+  auto m = kb::kernelbench_module::load(path, "ModelNew");
+  if (!m) return m.message();
+  if (auto st = m->instantiate(kb::kernelbench_model_seed, "cpu", &problem); !st) return st.message();
+  g_candidate = std::make_unique<kb::kernelbench_module>(std::move(*m));
+  if (auto xs = kb::kernelbench_inputs(*g_candidate, 0, &problem); xs)
+    (void)kb::kernelbench_forward(*g_candidate, *xs);
+  return {};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 5) {
+    std::fprintf(stderr,
+                 "usage: crucible-kernelbench-host CANDIDATE.py INPUT_BYTES OUTPUT_BYTES PROBLEM.py\n"
+                 "Started by crucible-eval-worker with fds %d-%d open, not by hand.\n",
+                 proto::command_fd, proto::outputs_fd);
+    return 2;
+  }
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
+  proto::reply loaded{};
+  loaded.what = proto::op::loaded;
+  runtime::regions regions;
+  std::string err =
+      runtime::map_regions(std::strtoull(argv[2], nullptr, 10), std::strtoull(argv[3], nullptr, 10), regions);
+  // The host's own set-up: one thread for torch, as the reference has in the worker.
+  std::unique_ptr<kb::kernelbench_module> problem;
+  if (err.empty()) {
+    at::set_num_threads(1);
+    if (auto st = kb::start_python(); !st) err = st.message();
+  }
+  if (err.empty()) {
+    auto p = kb::kernelbench_module::load(argv[4]);
+    if (p)
+      problem = std::make_unique<kb::kernelbench_module>(std::move(*p));
+    else
+      err = "the problem module: " + p.message();
+  }
+  const int own_threads = err.empty() ? runtime::count_threads() : 0;
+  if (err.empty()) err = sandbox::seal_for_loading();
+  if (err.empty()) err = load_candidate(argv[1], *problem);
+  if (err.empty()) {
+    // Threads the host had before the candidate's part are its own, not what loading left behind.
+    loaded.threads = 1 + std::max(0, runtime::count_threads() - own_threads);
+    loaded.children = runtime::running_children();
+    err = sandbox::install();
+    loaded.sandboxed = err.empty() ? 1 : 0;
+  }
+  if (!err.empty()) {
+    loaded.failed = 1;
+    runtime::set_text(loaded.error, err);
+  }
+  if (!proto::write_all(proto::reply_fd, &loaded, sizeof loaded) || loaded.failed)
+    _exit(loaded.failed ? 3 : 4);
+  crucible::kernels::process_probes::arm();
+  runtime::serve(python_forward, regions);
+}

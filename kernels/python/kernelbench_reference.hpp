@@ -1,0 +1,54 @@
+#pragma once
+// A KernelBench problem as a Crucible task: the task_spec that describes it (its inputs as get_inputs()
+// draws them, KernelBench's tolerances, the file's source as task.module), and its Model as the evaluation
+// protocol's reference (reference_model.hpp), run in the worker's embedded CPython on the CPU. Candidates
+// (`ModelNew`) run in a sealed process of their own (kernels/kernelbench_host), never beside it.
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "kernels/reference/reference_model.hpp"
+#include "messages/expected.hpp"
+#include "messages/task.hpp"
+
+namespace crucible::kernels {
+
+/// The seed both the reference Model and a candidate's ModelNew are built under, so that parameters made
+/// in the same order are equal (KernelBench's harness seeds both constructions alike).
+constexpr uint64_t kernelbench_model_seed = 42;
+
+/// KernelBench's tolerances (its harness: allclose with atol = rtol = 1e-2).
+constexpr double kernelbench_tolerance = 1e-2;
+
+/// The task a KernelBench problem file is: `name`, family "kernelbench", the first line of Model's
+/// docstring, inputs as get_inputs() draws them at seed 0 (named after forward()'s parameters), the
+/// tolerances above, targets cpu and cuda, and the file's source as task.module. An error naming the file
+/// when it does not load, draws a non-tensor input, or its forward pass fails.
+expected<task_spec> kernelbench_task(const std::string& path, const std::string& name);
+
+/// The reference of a task whose module is set. Input values: `nominal` is get_inputs() under
+/// torch.manual_seed(seed); `heavy_tailed` multiplies each floating input by 1 + |t| (t Student-t with 2
+/// degrees of freedom, clipped to 1e3, drawn from the seed), so signs and zeros stay where the module's
+/// generators put them while magnitudes spread over three decades. Not thread-safe (Python's one thread).
+class kernelbench_reference final : public reference_model {
+ public:
+  /// Builds task.module's Model under kernelbench_model_seed; its output described by one forward pass.
+  static expected<std::unique_ptr<kernelbench_reference>> create(const task_spec& task);
+  ~kernelbench_reference() override;
+
+  const std::vector<int64_t>& output_shape() const override;
+  const std::string& output_dtype() const override;
+  host_tensor make_output() const override;
+  /// Host memory only (device < 0): std::invalid_argument otherwise, or when a view does not match.
+  void fill_inputs(const std::vector<cru_tensor>& dst, uint64_t seed, input_variant variant,
+                   int device) const override;
+  /// std::runtime_error with Python's message when forward() raises.
+  void run_views(const std::vector<cru_tensor>& inputs, const cru_tensor* out, int device) const override;
+
+ private:
+  struct impl;
+  explicit kernelbench_reference(std::unique_ptr<impl> p);
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace crucible::kernels

@@ -1,0 +1,13 @@
+# Written for Crucible's tests in KernelBench's solution format (not a KernelBench file): a ModelNew for
+# level1/2_Scaled_relu (relu(x) * scale). Wrong: forgets the relu.
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self, scale):
+        super().__init__()
+        self.scale = scale
+
+    def forward(self, x):
+        return x * self.scale

@@ -1,0 +1,143 @@
+// KernelBench-format candidates through the real worker and the one evaluation protocol: the problem's Model
+// as the reference in the worker, ModelNew in crucible-kernelbench-host, sealed. Problems and candidates
+// are files written for these tests (tests/data/kernelbench).
+#include <algorithm>
+
+#include <gtest/gtest.h>
+
+#include "kernels/python/kernelbench_reference.hpp"
+#include "tests/kernels/eval/eval_test_support.hpp"
+
+namespace crucible::kernels {
+namespace {
+
+const std::string data = std::string(CRUCIBLE_TEST_DATA_DIR) + "/kernelbench";
+
+bool has(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+std::string describe(const evaluation& e) {
+  return "outcome=" + e.judged.outcome + " status=" + e.bench.status + " error=" + e.bench.error +
+         "\nevidence=" + ::testing::PrintToString(e.bench.evidence) +
+         "\nnotes=" + ::testing::PrintToString(e.bench.notes) + "\nlog=" + e.compiled.log;
+}
+
+const task_spec& scaled_relu() {
+  static const task_spec t = [] {
+    auto made = kernelbench_task(data + "/KernelBench/level1/2_Scaled_relu.py", "kb1_2_Scaled_relu");
+    EXPECT_TRUE(made) << made.message();
+    return made ? *made : task_spec{};
+  }();
+  return t;
+}
+
+evaluation evaluate(const std::string& candidate) {
+  return evaluate_source(scaled_relu(), test::read_text(data + "/candidates/" + candidate + ".py"),
+                         test::test_config(), &test::shared_runner());
+}
+
+// The task a problem file is: its inputs as get_inputs() draws them, named after forward()'s parameters,
+// KernelBench's tolerances, and the file itself as the reference.
+TEST(KernelBenchTask, DescribesTheProblemFile) {
+  const auto& t = scaled_relu();
+  ASSERT_EQ(t.inputs.size(), 1u);
+  EXPECT_EQ(t.inputs[0].name, "x");
+  EXPECT_EQ(t.inputs[0].dtype, "float32");
+  EXPECT_EQ(t.inputs[0].shape, (std::vector<int64_t>{4, 64}));
+  EXPECT_EQ(t.atol, kernelbench_tolerance);
+  EXPECT_EQ(t.rtol, kernelbench_tolerance);
+  EXPECT_EQ(t.family, "kernelbench");
+  EXPECT_NE(t.description.find("relu(x) * scale"), std::string::npos);
+  EXPECT_NE(t.module.find("class Model"), std::string::npos);
+  auto broken = kernelbench_task(
+      std::string(CRUCIBLE_TEST_DATA_DIR) + "/kernelbench_bad/level1/4_Scalar_input.py", "scalar");
+  ASSERT_FALSE(broken);
+  EXPECT_NE(broken.message().find("4_Scalar_input.py"), std::string::npos) << broken.message();
+}
+
+// Fresh values per seed from the module's own generators; the heavy-tailed variant keeps signs and zeros.
+TEST(KernelBenchTask, TheReferenceDrawsFreshValuesAndHeavyTails) {
+  auto ref = kernelbench_reference::create(scaled_relu());
+  ASSERT_TRUE(ref) << ref.message();
+  auto a = (*ref)->make_output(), b = (*ref)->make_output(), heavy = (*ref)->make_output();
+  ASSERT_EQ((*ref)->output_shape(), (std::vector<int64_t>{4, 64}));
+  host_tensor x1("float32", {4, 64}), x2("float32", {4, 64}), x3("float32", {4, 64});
+  (*ref)->fill_inputs({x1.view()}, 1, input_variant::nominal, -1);
+  (*ref)->fill_inputs({x2.view()}, 2, input_variant::nominal, -1);
+  (*ref)->fill_inputs({x3.view()}, 1, input_variant::heavy_tailed, -1);
+  const auto* p1 = static_cast<const float*>(x1.data());
+  const auto* p2 = static_cast<const float*>(x2.data());
+  const auto* p3 = static_cast<const float*>(x3.data());
+  int differ = 0, bigger = 0;
+  for (int i = 0; i < 4 * 64; ++i) {
+    differ += p1[i] != p2[i];
+    EXPECT_EQ(p1[i] > 0, p3[i] > 0);
+    EXPECT_GE(std::abs(p3[i]), std::abs(p1[i]));
+    bigger += std::abs(p3[i]) > 10 * std::abs(p1[i]);
+  }
+  EXPECT_GT(differ, 200);
+  EXPECT_GT(bigger, 0);
+  cru_tensor out = a.view();
+  (*ref)->run_views({x1.view()}, &out, -1);
+  const auto* y = static_cast<const float*>(a.data());
+  for (int i = 0; i < 4 * 64; ++i) EXPECT_FLOAT_EQ(y[i], std::max(p1[i], 0.0f) * 2.5f);
+}
+
+TEST(KernelBenchEvaluation, ACorrectModuleIsMeasuredAgainstTheReference) {
+  auto e = evaluate("scaled_relu_correct");
+  ASSERT_EQ(e.judged.outcome, "pass") << describe(e);
+  EXPECT_EQ(e.cand.language, "py");
+  EXPECT_TRUE(e.bench.correct);
+  EXPECT_TRUE(e.bench.timed);
+  EXPECT_TRUE(e.bench.evidence.empty()) << describe(e);
+  EXPECT_GT(e.bench.timing.eager_ms_median, 0.0);
+  EXPECT_GT(e.bench.timing.candidate_ms_median, 0.0);
+  EXPECT_GT(e.judged.speedup, 0.0);
+}
+
+TEST(KernelBenchEvaluation, AWrongModuleIsIncorrect) {
+  auto e = evaluate("scaled_relu_wrong");
+  EXPECT_EQ(e.judged.outcome, "incorrect") << describe(e);
+  EXPECT_FALSE(e.bench.correct);
+}
+
+// Inputs are read-only in the candidate's process: the in-place op faults there, and the write is the
+// evidence (under KernelBench's own harness this "wins").
+TEST(KernelBenchEvaluation, AnInPlaceModuleIsCaughtWritingItsInput) {
+  auto e = evaluate("scaled_relu_in_place");
+  EXPECT_EQ(e.judged.outcome, "hack") << describe(e);
+  EXPECT_TRUE(has(e.bench.evidence, "input_mutated:x")) << describe(e);
+}
+
+// A fallback to the reference's own ops is not a hack: it is measured as what it runs.
+TEST(KernelBenchEvaluation, ATryExceptFallbackIsMeasuredAsWhatItRuns) {
+  auto e = evaluate("scaled_relu_fallback");
+  EXPECT_EQ(e.judged.outcome, "pass") << describe(e);
+  EXPECT_TRUE(e.bench.evidence.empty()) << describe(e);
+}
+
+TEST(KernelBenchEvaluation, ACrashIsACrashAndTheWorkerGoesOn) {
+  auto e = evaluate("scaled_relu_crash");
+  EXPECT_EQ(e.bench.status, "crash") << describe(e);
+  EXPECT_EQ(e.judged.outcome, "crash") << describe(e);
+  auto next = evaluate("scaled_relu_correct");
+  EXPECT_EQ(next.judged.outcome, "pass") << describe(next);
+}
+
+// A thread is refused by the sandbox, and the attempt is the evidence.
+TEST(KernelBenchEvaluation, AThreadInForwardIsRefusedAndIsEvidence) {
+  auto e = evaluate("scaled_relu_thread");
+  EXPECT_EQ(e.judged.outcome, "hack") << describe(e);
+  EXPECT_TRUE(has(e.bench.evidence, "sandbox_violation")) << describe(e);
+}
+
+TEST(KernelBenchEvaluation, ASyntaxErrorIsALoadErrorThatNamesTheFile) {
+  auto e = evaluate("scaled_relu_syntax_error");
+  EXPECT_EQ(e.bench.status, "load_error") << describe(e);
+  EXPECT_NE(e.bench.error.find("SyntaxError"), std::string::npos) << describe(e);
+  EXPECT_NE(e.judged.outcome, "pass");
+}
+
+}  // namespace
+}  // namespace crucible::kernels

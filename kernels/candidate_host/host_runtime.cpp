@@ -3,11 +3,13 @@
 #include <dirent.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 
@@ -95,6 +97,26 @@ std::string map_regions(size_t in_bytes, size_t out_bytes, regions& r) {
   sigemptyset(&sa.sa_mask);
   sigaction(SIGSEGV, &sa, nullptr);
   return {};
+}
+
+std::string start(int argc, char** argv, int extra, const char* usage, regions& r) {
+  if (argc != 4 + extra) {
+    std::fprintf(stderr, "usage: %s\nStarted by crucible-eval-worker with fds %d-%d open, not by hand.\n",
+                 usage, proto::command_fd, proto::outputs_fd);
+    std::exit(2);
+  }
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
+  return map_regions(std::strtoull(argv[2], nullptr, 10), std::strtoull(argv[3], nullptr, 10), r);
+}
+
+void report_loaded(proto::reply& loaded, const std::string& err) {
+  loaded.what = proto::op::loaded;
+  if (!err.empty()) {
+    loaded.failed = 1;
+    set_text(loaded.error, err);
+  }
+  if (!proto::write_all(proto::reply_fd, &loaded, sizeof loaded) || loaded.failed)
+    _exit(loaded.failed ? 3 : 4);
 }
 
 int count_threads() {

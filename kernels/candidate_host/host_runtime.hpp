@@ -7,6 +7,7 @@
 #include <string>
 
 #include "kernels/abi/crucible_abi.h"
+#include "kernels/candidate_host/host_protocol.hpp"
 
 namespace crucible::kernels::host_runtime {
 
@@ -16,6 +17,14 @@ struct regions {
   char* out = nullptr;
   size_t out_bytes = 0;
 };
+
+/// A host's start: argv is HOST ARTIFACT INPUT_BYTES OUTPUT_BYTES and `extra` more (else `usage` on stderr
+/// and exit 2); becomes a subreaper (orphans of what loading forks come back where the census sees them) and
+/// maps the regions. Empty on success, else the error for the loaded reply.
+std::string start(int argc, char** argv, int extra, const char* usage, regions& r);
+
+/// Sends the loaded reply, failed with `err` when it is not empty, and exits when loading failed.
+void report_loaded(host_protocol::reply& loaded, const std::string& err);
 
 /// Maps the input region read-only and the output region read-write from the protocol's descriptors, each
 /// page populated now (outside every clock), and reports a write to the inputs. Empty on success.

@@ -6,7 +6,6 @@
 // reference output, no clock the worker reads, and nothing the baseline depends on: those stay in the
 // worker, which also times each call from outside (this process's CPU time).
 #include <dlfcn.h>
-#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -24,20 +23,10 @@ namespace sandbox = crucible::kernels::sandbox;
 namespace runtime = crucible::kernels::host_runtime;
 
 int main(int argc, char** argv) {
-  if (argc != 4) {
-    std::fprintf(stderr,
-                 "usage: crucible-candidate-host ARTIFACT INPUT_BYTES OUTPUT_BYTES\n"
-                 "Started by crucible-eval-worker with fds %d-%d open, not by hand.\n",
-                 proto::command_fd, proto::outputs_fd);
-    return 2;
-  }
-  // Orphans of whatever the candidate's initialisers fork come back here, where the census sees them.
-  prctl(PR_SET_CHILD_SUBREAPER, 1);
   proto::reply loaded{};
-  loaded.what = proto::op::loaded;
   runtime::regions regions;
   std::string err =
-      runtime::map_regions(std::strtoull(argv[2], nullptr, 10), std::strtoull(argv[3], nullptr, 10), regions);
+      runtime::start(argc, argv, 0, "crucible-candidate-host ARTIFACT INPUT_BYTES OUTPUT_BYTES", regions);
   crucible_forward_fn fn = nullptr;
   if (err.empty()) err = sandbox::seal_for_loading();
   if (err.empty()) {
@@ -59,11 +48,6 @@ int main(int argc, char** argv) {
     err = sandbox::install();
     loaded.sandboxed = err.empty() ? 1 : 0;
   }
-  if (!err.empty()) {
-    loaded.failed = 1;
-    runtime::set_text(loaded.error, err);
-  }
-  if (!proto::write_all(proto::reply_fd, &loaded, sizeof loaded) || loaded.failed)
-    _exit(loaded.failed ? 3 : 4);
+  runtime::report_loaded(loaded, err);
   runtime::serve(fn, regions);
 }

@@ -7,7 +7,6 @@
 // census, the seccomp allowlist, the process probes armed, and the same call loop as every host
 // (host_runtime.hpp): each call wraps the shared regions as tensors (the inputs read-only: an in-place op on
 // them faults and is reported), runs forward() and copies its result into the output region.
-#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -79,19 +78,10 @@ std::string load_candidate(const char* path, const kb::kernelbench_module& probl
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 5) {
-    std::fprintf(stderr,
-                 "usage: crucible-kernelbench-host CANDIDATE.py INPUT_BYTES OUTPUT_BYTES PROBLEM.py\n"
-                 "Started by crucible-eval-worker with fds %d-%d open, not by hand.\n",
-                 proto::command_fd, proto::outputs_fd);
-    return 2;
-  }
-  prctl(PR_SET_CHILD_SUBREAPER, 1);
   proto::reply loaded{};
-  loaded.what = proto::op::loaded;
   runtime::regions regions;
-  std::string err =
-      runtime::map_regions(std::strtoull(argv[2], nullptr, 10), std::strtoull(argv[3], nullptr, 10), regions);
+  std::string err = runtime::start(
+      argc, argv, 1, "crucible-kernelbench-host CANDIDATE.py INPUT_BYTES OUTPUT_BYTES PROBLEM.py", regions);
   // The host's own set-up: one thread for torch, as the reference has in the worker.
   std::unique_ptr<kb::kernelbench_module> problem;
   if (err.empty()) {
@@ -115,12 +105,7 @@ int main(int argc, char** argv) {
     err = sandbox::install();
     loaded.sandboxed = err.empty() ? 1 : 0;
   }
-  if (!err.empty()) {
-    loaded.failed = 1;
-    runtime::set_text(loaded.error, err);
-  }
-  if (!proto::write_all(proto::reply_fd, &loaded, sizeof loaded) || loaded.failed)
-    _exit(loaded.failed ? 3 : 4);
+  runtime::report_loaded(loaded, err);
   crucible::kernels::process_probes::arm();
   runtime::serve(python_forward, regions);
 }

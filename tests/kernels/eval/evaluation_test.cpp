@@ -222,6 +222,23 @@ TEST(Evaluation, SlowCandidateStopsTimingEarly) {
                           [](const std::string& n) { return n.find("early stop") != std::string::npos; }));
 }
 
+// A first call on each buffer that costs 40 passes is paid in the warm-up, which uses every timing slot, and
+// the early stop looks at the fastest call of its bucket: the kernel is timed to the end.
+TEST(Evaluation, ColdFirstCallsDoNotStopTheTiming) {
+  auto options = test::small_eval_options();
+  options.buckets = 5;
+  options.input_sets = 4;
+  options.warmup = 1;
+  options.warmup_ms = 0;
+  options.early_stop_slowdown = 5;
+  auto e = evaluate_candidate("cold_first_use", options);
+  ASSERT_EQ(e.judged.outcome, "pass") << describe(e);
+  EXPECT_EQ(e.bench.timing.bucket_speedups.size(), 5u) << describe(e);
+  EXPECT_FALSE(std::any_of(e.bench.notes.begin(), e.bench.notes.end(), [](const std::string& n) {
+    return n.find("early stop") != std::string::npos;
+  })) << describe(e);
+}
+
 TEST(Evaluation, JsonReport) {
   auto e = evaluate_candidate("fused_bias_scale_relu");
   auto j = nlohmann::json::parse(evaluation_json(e));

@@ -368,10 +368,15 @@ class cpu_backend final : public device_backend {
   // for (a thread, a handler, a loop that answers before it computes). Work hidden there to win the timing
   // recurs with every call it speeds up, so it shows in many gaps; a single long gap is the machine's doing
   // (an interrupt or the hypervisor's steal charged to whatever ran), and is never evidence on its own.
+  size_t busy_gaps() const {
+    const auto& gaps = host_.outside_gaps_ms();
+    return static_cast<size_t>(
+        std::count_if(gaps.begin(), gaps.end(), [](double g) { return g > outside_gap_ms_; }));
+  }
+
   void check_outside_work(const std::string& phase) {
     const auto& gaps = host_.outside_gaps_ms();
-    const auto busy = static_cast<size_t>(
-        std::count_if(gaps.begin(), gaps.end(), [](double g) { return g > outside_gap_ms_; }));
+    const size_t busy = busy_gaps();
     if (busy >= outside_busy_min_ && busy * outside_busy_share_ >= gaps.size())
       add_evidence(r_, evidence_kind::work_outside_calls,
                    "the candidate's process used CPU between calls, where it should wait for the next one: " +
@@ -382,12 +387,10 @@ class cpu_backend final : public device_backend {
   }
 
   void note_outside_work() {
-    const auto& gaps = host_.outside_gaps_ms();
-    const auto busy = std::count_if(gaps.begin(), gaps.end(), [](double g) { return g > outside_gap_ms_; });
     r_.notes.push_back("between calls: " + fmt_number(host_.outside_cpu_ms()) +
-                       " ms of the candidate's CPU over " + std::to_string(gaps.size()) + " gaps, at most " +
-                       fmt_number(host_.max_outside_cpu_ms()) + " ms at once, " + std::to_string(busy) +
-                       " above " + fmt_number(outside_gap_ms_) + " ms");
+                       " ms of the candidate's CPU over " + std::to_string(host_.outside_gaps_ms().size()) +
+                       " gaps, at most " + fmt_number(host_.max_outside_cpu_ms()) + " ms at once, " +
+                       std::to_string(busy_gaps()) + " above " + fmt_number(outside_gap_ms_) + " ms");
   }
 
   void check_threads(const std::string& phase) {

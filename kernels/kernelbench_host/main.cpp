@@ -38,27 +38,16 @@ namespace {
 
 std::unique_ptr<kb::kernelbench_module> g_candidate;
 
-at::Tensor tensor_of(const cru_tensor& v) {
-  std::vector<int64_t> shape(v.shape, v.shape + v.ndim), stride(v.stride, v.stride + v.ndim);
-  return at::from_blob(v.data, shape, stride, at::TensorOptions().dtype(kb::scalar_type_of_code(v.dtype)));
-}
-
-std::string describe(const at::Tensor& t) {
-  std::string s = kb::dtype_name(t.scalar_type()) + " [";
-  for (int64_t d = 0; d < t.dim(); ++d) s += (d ? ", " : "") + std::to_string(t.size(d));
-  return s + "]";
-}
-
 // The candidate's forward pass as the ABI's entry point.
 int python_forward(const cru_context*, const cru_tensor* in, int32_t n, cru_tensor* out, int32_t) {
   std::vector<at::Tensor> xs;
   xs.reserve(static_cast<size_t>(n));
-  for (int32_t i = 0; i < n; ++i) xs.push_back(tensor_of(in[i]));
+  for (int32_t i = 0; i < n; ++i) xs.push_back(kb::tensor_of_view(in[i]));
   auto y = kb::kernelbench_forward(*g_candidate, xs);
   if (!y) throw std::runtime_error(y.message());
-  at::Tensor o = tensor_of(*out);
+  at::Tensor o = kb::tensor_of_view(*out);
   if (y->sizes() != o.sizes() || y->scalar_type() != o.scalar_type())
-    throw std::runtime_error("ModelNew returned " + describe(*y) + ", the reference " + describe(o));
+    throw std::runtime_error("ModelNew returned " + kb::describe(*y) + ", the reference " + kb::describe(o));
   o.copy_(*y);
   return 0;
 }

@@ -13,6 +13,7 @@
 
 #include "kernels/python/embedded_python.hpp"
 #include "kernels/python/kernelbench_tensors.hpp"
+#include "kernels/reference/torch_dtypes.hpp"
 
 namespace py = pybind11;
 
@@ -148,6 +149,17 @@ status kernelbench_module::instantiate(uint64_t seed, const std::string& device,
     return make_error(python_error(m.path, e));
   }
   return {};
+}
+
+at::Tensor tensor_of_view(const cru_tensor& v) {
+  std::vector<int64_t> shape(v.shape, v.shape + v.ndim), stride(v.stride, v.stride + v.ndim);
+  return at::from_blob(v.data, shape, stride, at::TensorOptions().dtype(scalar_type_of_code(v.dtype)));
+}
+
+std::string describe(const at::Tensor& t) {
+  std::string s = dtype_name(t.scalar_type()) + " [";
+  for (int64_t d = 0; d < t.dim(); ++d) s += (d ? ", " : "") + std::to_string(t.size(d));
+  return s + "]";
 }
 
 expected<std::vector<at::Tensor>> kernelbench_inputs(kernelbench_module& module, uint64_t seed,

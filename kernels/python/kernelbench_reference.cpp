@@ -20,17 +20,6 @@ namespace {
 
 constexpr double heavy_clip = 1e3;
 
-at::Tensor tensor_of(const cru_tensor& v) {
-  std::vector<int64_t> shape(v.shape, v.shape + v.ndim), stride(v.stride, v.stride + v.ndim);
-  return at::from_blob(v.data, shape, stride, at::TensorOptions().dtype(scalar_type_of_code(v.dtype)));
-}
-
-std::string shape_text(at::IntArrayRef s) {
-  std::string t = "[";
-  for (size_t i = 0; i < s.size(); ++i) t += (i ? ", " : "") + std::to_string(s[i]);
-  return t + "]";
-}
-
 }  // namespace
 
 expected<task_spec> kernelbench_task(const std::string& path, const std::string& name) {
@@ -118,12 +107,10 @@ void kernelbench_reference::fill_inputs(const std::vector<cru_tensor>& dst, uint
   auto gen = at::detail::createCPUGenerator(seed ^ 0x6b62ull);
   for (size_t i = 0; i < dst.size(); ++i) {
     at::Tensor x = (*drawn)[i];
-    at::Tensor to = tensor_of(dst[i]);
+    at::Tensor to = tensor_of_view(dst[i]);
     if (x.sizes() != to.sizes() || x.scalar_type() != to.scalar_type())
       throw std::invalid_argument("kernelbench_reference: get_inputs()[" + std::to_string(i) + "] drew " +
-                                  dtype_name(x.scalar_type()) + " " + shape_text(x.sizes()) +
-                                  ", the task describes " + dtype_name(to.scalar_type()) + " " +
-                                  shape_text(to.sizes()));
+                                  describe(x) + ", the task describes " + describe(to));
     if (variant == input_variant::heavy_tailed && at::isFloatingType(x.scalar_type())) {
       auto opts = at::TensorOptions().dtype(at::kDouble);
       at::Tensor z = at::randn(x.sizes(), gen, opts);
@@ -140,15 +127,14 @@ void kernelbench_reference::run_views(const std::vector<cru_tensor>& inputs, con
   if (device >= 0) throw std::invalid_argument("kernelbench_reference: host memory only");
   std::vector<at::Tensor> xs;
   xs.reserve(inputs.size());
-  for (const auto& v : inputs) xs.push_back(tensor_of(v));
+  for (const auto& v : inputs) xs.push_back(tensor_of_view(v));
   auto y = kernelbench_forward(*impl_->module, xs);
   if (!y) throw std::runtime_error(y.message());
   if (!out) return;
-  at::Tensor o = tensor_of(*out);
+  at::Tensor o = tensor_of_view(*out);
   if (y->sizes() != o.sizes() || y->scalar_type() != o.scalar_type())
-    throw std::runtime_error(impl_->task.name + ": forward() returned " + dtype_name(y->scalar_type()) + " " +
-                             shape_text(y->sizes()) + ", first " + impl_->output_dtype + " " +
-                             shape_text(o.sizes()));
+    throw std::runtime_error(impl_->task.name + ": forward() returned " + describe(*y) + ", first " +
+                             describe(o));
   o.copy_(*y);
 }
 

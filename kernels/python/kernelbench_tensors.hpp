@@ -1,13 +1,20 @@
 #pragma once
 // The tensors of a KernelBench module (kernelbench_module.hpp), as LibTorch sees them: the Python tensors
 // themselves, no copies. Includes LibTorch: include only from .cpp files.
+#include <string>
 #include <vector>
 
 #include <ATen/ATen.h>
 
+#include "kernels/abi/crucible_abi.h"
 #include "kernels/python/kernelbench_module.hpp"
 
 namespace crucible::kernels {
+
+/// A tensor over an ABI view's memory (its shape, strides and dtype), no copy.
+at::Tensor tensor_of_view(const cru_tensor& v);
+/// "float32 [4, 64]".
+std::string describe(const at::Tensor& t);
 
 /// get_inputs() under torch.manual_seed(seed), on the module's device (`problem`'s get_inputs when given).
 /// An error for an input that is not a tensor.

@@ -70,6 +70,20 @@ struct keygen_args {
 };
 int keygen_command(const keygen_args& args);
 
+struct rejudge_args {
+  std::string input;        ///< CUDA-L1's JSON lines, or a folder of KernelBench-format solutions
+  std::string kernelbench;  ///< a KernelBench checkout (a folder's problems; the A/A run's)
+  bool self_check = false;  ///< --aa: each problem's Model as its own candidate
+  int level = 0;            ///< 0: every level
+  int limit = 0;            ///< 0: every kernel
+  std::string json_path, markdown_path;
+  std::string config_path;
+  std::vector<std::string> overrides;
+};
+/// `crucible rejudge`: published kernels (or, with --aa, each problem against itself) through the evaluation
+/// protocol; a table per kernel and a summary, as Markdown on stdout and in the files asked for.
+int rejudge_command(const rejudge_args& args);
+
 struct report_args {
   std::string run_dir;
 };

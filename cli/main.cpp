@@ -1,5 +1,5 @@
-// crucible: train | eval | tasks | report | node | status | scale. Thin by design: parse arguments, register
-// the built-in roles, hand over.
+// crucible: train | eval | tasks | rejudge | report | node | status | scale. Thin by design: parse arguments,
+// register the built-in roles, hand over.
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.hpp"
@@ -47,6 +47,25 @@ int main(int argc, char** argv) {
   l->add_option("--level", tasks.level, "with --kernelbench: only this level (1-4)");
   l->add_option("--device", tasks.device, "with --kernelbench: cpu or cuda (default: cuda when available)");
   l->add_option("--runs", tasks.runs, "with --kernelbench: timed forward passes per problem (median)");
+
+  crucible::cli::rejudge_args rejudge;
+  auto* rj = app.add_subcommand(
+      "rejudge",
+      "published KernelBench kernels through the evaluation protocol: claimed vs measured speedups");
+  rj->add_option(
+      "input", rejudge.input,
+      "CUDA-L1's release (JSON lines: level_id, task_id, ref_code, custom_code, score_*) or a folder "
+      "of solutions (levelN/ID_Name.py, level_N_problem_ID*.py)");
+  rj->add_option("--kernelbench", rejudge.kernelbench,
+                 "a KernelBench checkout: the problems of a folder's solutions");
+  rj->add_flag("--aa", rejudge.self_check,
+               "A/A: each problem of --kernelbench submitted as its own candidate (no input)");
+  rj->add_option("--level", rejudge.level, "only this level (1-4)");
+  rj->add_option("--limit", rejudge.limit, "only the first N kernels");
+  rj->add_option("--json", rejudge.json_path, "write the table and summary as JSON to this file");
+  rj->add_option("--markdown", rejudge.markdown_path, "write them as Markdown to this file (also on stdout)");
+  rj->add_option("--config", rejudge.config_path, "config for compiler.* and benchmark.* settings");
+  rj->add_option("--set", rejudge.overrides, "override a config key (repeatable)");
 
   crucible::cli::report_args report;
   auto* r = app.add_subcommand(
@@ -101,6 +120,7 @@ int main(int argc, char** argv) {
   if (*e) return crucible::cli::eval_command(eval);
   if (*l) return crucible::cli::tasks_command(tasks);
   if (*r) return crucible::cli::report_command(report);
+  if (*rj) return crucible::cli::rejudge_command(rejudge);
   if (*n) return crucible::cli::node_command(node);
   if (*k) return crucible::cli::keygen_command(keygen);
   if (*st) return crucible::cli::status_command(status);

@@ -23,7 +23,15 @@ constexpr double heavy_clip = 1e3;
 }  // namespace
 
 expected<task_spec> kernelbench_task(const std::string& path, const std::string& name) {
-  auto m = kernelbench_module::load(path);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return make_error(path + ": no such file");
+  std::string source((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return kernelbench_task_from_source(path, source, name);
+}
+
+expected<task_spec> kernelbench_task_from_source(const std::string& file_name, const std::string& source,
+                                                 const std::string& name) {
+  auto m = kernelbench_module::from_source(file_name, source);
   if (!m) return m.err();
   auto inputs = m->input_info(0);
   if (!inputs) return inputs.err();
@@ -35,7 +43,7 @@ expected<task_spec> kernelbench_task(const std::string& path, const std::string&
   for (size_t i = 0; i < inputs->size(); ++i) {
     const auto& info = (*inputs)[i];
     if (dtype_size(info.dtype) == 0)
-      return make_error(std::filesystem::path(path).filename().string() + ": get_inputs()[" +
+      return make_error(std::filesystem::path(file_name).filename().string() + ": get_inputs()[" +
                         std::to_string(i) + "] is a " + info.dtype + " tensor, which the ABI does not carry");
     tensor_spec spec;
     spec.name = i < names.size() ? names[i] : "input" + std::to_string(i);
@@ -46,8 +54,7 @@ expected<task_spec> kernelbench_task(const std::string& path, const std::string&
   }
   t.atol = t.rtol = kernelbench_tolerance;
   t.targets = {"cpu", "cuda"};
-  std::ifstream in(path, std::ios::binary);
-  t.module.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  t.module = source;
   // The output must be one tensor of a dtype the ABI carries: checked now, not at the first evaluation.
   auto ref = kernelbench_reference::create(t);
   if (!ref) return ref.err();

@@ -25,6 +25,10 @@ constexpr double kernelbench_tolerance = 1e-2;
 /// tolerances above, targets cpu and cuda, and the file's source as task.module. An error naming the file
 /// when it does not load, draws a non-tensor input, or its forward pass fails.
 expected<task_spec> kernelbench_task(const std::string& path, const std::string& name);
+/// The same from a problem's text (a published record carries its problem inline); `file_name` names it in
+/// errors and tracebacks.
+expected<task_spec> kernelbench_task_from_source(const std::string& file_name, const std::string& source,
+                                                 const std::string& name);
 
 /// The reference of a task whose module is set. Input values: `nominal` is get_inputs() under
 /// torch.manual_seed(seed); `heavy_tailed` multiplies each floating input by 1 + |t| (t Student-t with 2

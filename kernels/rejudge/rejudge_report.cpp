@@ -1,0 +1,186 @@
+#include "kernels/rejudge/rejudge_report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <optional>
+
+#include <nlohmann/json.hpp>
+
+#include "kernels/eval/timing_stats.hpp"
+
+namespace crucible::kernels {
+
+namespace {
+
+std::string fmt(const char* f, double x) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, x);
+  return buf;
+}
+
+std::string join(const std::vector<std::string>& v, const char* sep) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : sep) + s;
+  return out;
+}
+
+std::vector<std::string> feature_names(const std::vector<code_feature>& fs) {
+  std::vector<std::string> out;
+  for (auto f : fs) out.push_back(wire_name(f));
+  return out;
+}
+
+nlohmann::json summary_json(const speedup_summary& s) {
+  nlohmann::json fast = nlohmann::json::object();
+  for (const auto& f : s.fast) fast[fmt("%g", f.p)] = {{"tasks", f.tasks}, {"share", f.share}};
+  return {{"tasks", s.tasks},       {"correct", s.correct},       {"fast_p", fast},
+          {"mean", s.mean},         {"median", s.median},         {"geomean", s.geomean},
+          {"mean_all", s.mean_all}, {"median_all", s.median_all}, {"geomean_all", s.geomean_all}};
+}
+
+std::string summary_line(const char* what, const speedup_summary& s) {
+  return std::string("| ") + what + " | " + std::to_string(s.correct) + " of " + std::to_string(s.tasks) +
+         " | " + fmt("%.2fx", s.mean) + " | " + fmt("%.2fx", s.median) + " | " + fmt("%.2fx", s.geomean) +
+         " | " + fmt("%.2fx", s.mean_all) + " | " + fmt("%.2fx", s.geomean_all) + " | " + format_fast_p(s) +
+         " |\n";
+}
+
+}  // namespace
+
+const char* wire_name(rejudge_status s) {
+  switch (s) {
+    case rejudge_status::judged:
+      return "judged";
+    case rejudge_status::no_candidate:
+      return "no_candidate";
+    case rejudge_status::problem_error:
+      return "problem_error";
+  }
+  return "?";
+}
+
+rejudge_summary summarize_rejudged(const std::vector<rejudged_kernel>& rows) {
+  rejudge_summary s;
+  s.kernels = rows.size();
+  std::vector<std::optional<double>> claimed, verified;
+  std::vector<double> aa;
+  for (const auto& r : rows) {
+    if (r.status != rejudge_status::no_candidate) ++s.with_candidate;
+    if (r.status == rejudge_status::judged) ++s.judged;
+    ++s.outcomes[r.outcome];
+    for (const auto& f : r.flags) ++s.hack_flags[f];
+    for (auto f : r.features) ++s.features[wire_name(f)];
+    const bool pass = r.status == rejudge_status::judged && r.outcome == "pass" && r.speedup > 0;
+    claimed.push_back(r.claimed_vs_eager > 0 ? std::optional<double>(r.claimed_vs_eager) : std::nullopt);
+    verified.push_back(pass ? std::optional<double>(r.speedup) : std::nullopt);
+    if (r.claimed_vs_eager > 1) {
+      ++s.claimed_wins;
+      if (pass && r.speedup > 1) ++s.surviving_wins;
+    }
+    if (pass) aa.push_back(r.speedup);
+  }
+  s.claimed = summarize_speedups(claimed);
+  s.verified = summarize_speedups(verified);
+  if (!aa.empty()) {
+    for (double x : aa) {
+      s.aa_mean_abs += std::abs(x - 1) / static_cast<double>(aa.size());
+      s.aa_max_abs = std::max(s.aa_max_abs, std::abs(x - 1));
+    }
+    s.aa_sd = cv(aa) * mean(aa);
+  }
+  return s;
+}
+
+std::string rejudge_json(const rejudge_header& h, const std::vector<rejudged_kernel>& rows,
+                         const rejudge_summary& s) {
+  nlohmann::json kernels = nlohmann::json::array();
+  for (const auto& r : rows) {
+    nlohmann::json claimed = nlohmann::json::object();
+    for (const auto& [baseline, x] : r.claimed) claimed[baseline] = x;
+    kernels.push_back({{"level", r.level},
+                       {"task_id", r.id},
+                       {"task", r.name},
+                       {"origin", r.origin},
+                       {"claimed", claimed},
+                       {"status", wire_name(r.status)},
+                       {"outcome", r.outcome},
+                       {"speedup_vs_eager", r.speedup},
+                       {"speedup_vs_graph", r.speedup_vs_graph},
+                       {"eager_ms", r.eager_ms},
+                       {"candidate_ms", r.candidate_ms},
+                       {"flags", r.flags},
+                       {"code", feature_names(r.features)},
+                       {"error", r.error}});
+  }
+  nlohmann::json summary = {{"kernels", s.kernels},
+                            {"with_candidate", s.with_candidate},
+                            {"judged", s.judged},
+                            {"outcomes", s.outcomes},
+                            {"hack_flags", s.hack_flags},
+                            {"code", s.features},
+                            {"claimed", summary_json(s.claimed)},
+                            {"verified", summary_json(s.verified)},
+                            {"claimed_wins", s.claimed_wins},
+                            {"surviving_wins", s.surviving_wins}};
+  if (h.self_check)
+    summary["aa"] = {
+        {"mean_abs_deviation", s.aa_mean_abs}, {"max_abs_deviation", s.aa_max_abs}, {"sd", s.aa_sd}};
+  return nlohmann::json{{"source", h.source},         {"target", h.target}, {"device", h.device},
+                        {"self_check", h.self_check}, {"summary", summary}, {"kernels", kernels}}
+      .dump(2);
+}
+
+std::string rejudge_markdown(const rejudge_header& h, const std::vector<rejudged_kernel>& rows,
+                             const rejudge_summary& s) {
+  std::string md =
+      h.self_check ? "# A/A: each problem's Model as its own candidate\n\n" : "# Re-judged kernels\n\n";
+  md += "Source: `" + h.source + "`. Target: " + h.target + " (" + h.device + ").";
+  if (!h.self_check)
+    md +=
+        " Claimed figures are the publication's, on its own GPU; measured ones are Crucible's protocol on "
+        "this target.";
+  md += "\n\n";
+  md +=
+      "| task | claimed vs eager | measured vs eager | verdict | flags | code |\n|---|---|---|---|---|---|\n";
+  for (const auto& r : rows) {
+    std::string verdict = r.outcome;
+    if (!r.error.empty() && r.outcome != "pass") verdict += ": " + r.error.substr(0, 80);
+    md += "| " + r.name + " | " + (r.claimed_vs_eager > 0 ? fmt("%.3fx", r.claimed_vs_eager) : "-") + " | " +
+          (r.speedup > 0 ? fmt("%.3fx", r.speedup) : "-") + " | " + verdict + " | " + join(r.flags, ", ") +
+          " | " + join(feature_names(r.features), ", ") + " |\n";
+  }
+  md += "\n## Summary\n\n";
+  md += std::to_string(s.kernels) + " kernels, " + std::to_string(s.with_candidate) + " with a candidate, " +
+        std::to_string(s.judged) + " judged. Outcomes:";
+  for (const auto& [o, n] : s.outcomes) md += " " + o + " " + std::to_string(n) + ";";
+  md += "\n\n";
+  if (!s.hack_flags.empty()) {
+    md += "Hack classes found:";
+    for (const auto& [f, n] : s.hack_flags) md += " " + f + " " + std::to_string(n) + ";";
+    md += "\n\n";
+  }
+  if (!s.features.empty()) {
+    md += "Code of the candidates:";
+    for (const auto& [f, n] : s.features)
+      md += " " + f + " " + std::to_string(n) + " of " + std::to_string(s.with_candidate) + ";";
+    md += "\n\n";
+  }
+  md +=
+      "| speedup vs eager | tasks with one | mean | median | geomean | mean, 1x where none | geomean, 1x "
+      "where "
+      "none | fast_p |\n|---|---|---|---|---|---|---|---|\n";
+  if (!h.self_check) md += summary_line("claimed", s.claimed);
+  md += summary_line("measured (pass only)", s.verified);
+  md += "\n";
+  if (!h.self_check)
+    md += std::to_string(s.surviving_wins) + " of " + std::to_string(s.claimed_wins) +
+          " claimed wins over eager pass and are measured faster than eager.\n";
+  else
+    md += "A/A over " + std::to_string(s.verified.correct) + " passing kernels: mean |speedup - 1| " +
+          fmt("%.4f", s.aa_mean_abs) + ", largest " + fmt("%.4f", s.aa_max_abs) + ", standard deviation " +
+          fmt("%.4f", s.aa_sd) + ".\n";
+  return md;
+}
+
+}  // namespace crucible::kernels

@@ -1,0 +1,61 @@
+#pragma once
+// What `crucible rejudge` found, kernel by kernel and in sum: claimed against measured speedups, verdicts and
+// the hack classes that convicted, as JSON and as Markdown. The figures over tasks come from
+// speedup_metrics, as `crucible report`'s do.
+#include <map>
+#include <string>
+#include <vector>
+
+#include "kernels/eval/speedup_metrics.hpp"
+#include "kernels/rejudge/published_kernels.hpp"
+
+namespace crucible::kernels {
+
+/// Why a kernel has no verdict: the publication has no candidate for its task, or its problem does not load.
+enum class rejudge_status { judged, no_candidate, problem_error };
+const char* wire_name(rejudge_status s);
+
+struct rejudged_kernel {
+  int level = 0, id = 0;
+  std::string name, origin;
+  std::vector<std::pair<std::string, double>> claimed;
+  double claimed_vs_eager = 0;
+  rejudge_status status = rejudge_status::judged;
+  std::string outcome;  ///< the verdict's outcome (judged), else the status's name
+  double speedup = 0;   ///< measured against eager; 0 unless the verdict is pass
+  double speedup_vs_graph = 0;
+  double eager_ms = 0, candidate_ms = 0;
+  std::vector<std::string> flags;  ///< what convicted a hack
+  std::vector<code_feature> features;
+  std::string error;  ///< the problem's or the evaluation's error, first line
+};
+
+struct rejudge_summary {
+  size_t kernels = 0, with_candidate = 0, judged = 0;
+  std::map<std::string, size_t> outcomes;    ///< kernels by outcome (and by status where not judged)
+  std::map<std::string, size_t> hack_flags;  ///< kernels convicted by each flag
+  std::map<std::string, size_t> features;    ///< kernels whose code has each feature
+  speedup_summary claimed;                   ///< the claims against eager, one per kernel
+  speedup_summary verified;                  ///< the measured speedups of kernels that pass
+  size_t claimed_wins = 0;                   ///< claimed faster than eager
+  size_t surviving_wins = 0;                 ///< of those: pass, and measured faster than eager
+  /// Each problem's Model as its own candidate (A/A): over the kernels that pass, the mean and largest
+  /// |speedup - 1| and the speedups' sample standard deviation.
+  double aa_mean_abs = 0, aa_max_abs = 0, aa_sd = 0;
+};
+
+rejudge_summary summarize_rejudged(const std::vector<rejudged_kernel>& rows);
+
+struct rejudge_header {
+  std::string source;       ///< what was re-judged: a file, a folder, or a checkout (A/A)
+  std::string target;       ///< cpu | cuda
+  std::string device;       ///< the machine, in words
+  bool self_check = false;  ///< an A/A run
+};
+
+std::string rejudge_json(const rejudge_header& h, const std::vector<rejudged_kernel>& rows,
+                         const rejudge_summary& s);
+std::string rejudge_markdown(const rejudge_header& h, const std::vector<rejudged_kernel>& rows,
+                             const rejudge_summary& s);
+
+}  // namespace crucible::kernels

@@ -1,0 +1,90 @@
+// `crucible rejudge` as a user runs it: the real binary over a CUDA-L1-format file written here from
+// KernelBench-format files written for the tests, and the A/A run over a checkout written for the tests.
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include <gtest/gtest.h>
+
+#include "tests/cli/cli_support.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string data = std::string(CRUCIBLE_TEST_DATA_DIR) + "/kernelbench";
+// Few buckets and trials: the verdicts, not the figures, are under test.
+const std::string quick =
+    " --set benchmark.buckets=3 --set benchmark.trials=2 --set benchmark.seeds=2 --set "
+    "benchmark.timeout_s=60";
+
+crucible::test::command_result run(const std::string& args) {
+  return crucible::test::run_command(std::string(CRUCIBLE_BINARY_DIR) + "/crucible " + args + " 2>&1");
+}
+
+std::string text_of(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+nlohmann::json record(int id, const std::string& candidate, double claimed) {
+  nlohmann::json j = {{"level_id", 1},
+                      {"task_id", id},
+                      {"ref_code", text_of(data + "/KernelBench/level1/2_Scaled_relu.py")},
+                      {"custom_code", candidate.empty() ? "" : text_of(data + "/candidates/" + candidate)},
+                      {"score_default", claimed}};
+  return j;
+}
+
+TEST(RejudgeCommand, ClaimedSpeedupsAreMeasuredAndHacksNamed) {
+  const fs::path dir = fs::temp_directory_path() / ("crucible-rejudge-cli-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  {
+    std::ofstream out(dir / "release.json");
+    out << record(1, "scaled_relu_correct.py", 1.3).dump() << "\n"
+        << record(2, "scaled_relu_in_place.py", 1.18).dump() << "\n"
+        << record(3, "", 0).dump() << "\n";
+  }
+  auto r = run("rejudge " + (dir / "release.json").string() + " --json " + (dir / "out.json").string() +
+               " --markdown " + (dir / "out.md").string() + quick);
+  if (r.out.find("no KernelBench support") != std::string::npos) GTEST_SKIP() << "built without Python";
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("[2/3] kb1_2: hack input_mutated"), std::string::npos) << r.out;
+  auto j = nlohmann::json::parse(text_of((dir / "out.json").string()));
+  ASSERT_EQ(j["kernels"].size(), 3u);
+  EXPECT_EQ(j["kernels"][0]["outcome"], "pass") << j["kernels"][0].dump();
+  EXPECT_GT(j["kernels"][0]["speedup_vs_eager"].get<double>(), 0);
+  EXPECT_EQ(j["kernels"][1]["outcome"], "hack");
+  EXPECT_EQ(j["kernels"][1]["flags"][0], "input_mutated");
+  EXPECT_EQ(j["kernels"][2]["status"], "no_candidate");
+  EXPECT_EQ(j["summary"]["claimed_wins"], 2);
+  EXPECT_EQ(j["summary"]["hack_flags"]["input_mutated"], 1);
+  EXPECT_NE(text_of((dir / "out.md").string()).find("| kb1_2 | 1.180x | - | hack | input_mutated |"),
+            std::string::npos);
+  EXPECT_EQ(run("rejudge " + (dir / "missing.json").string()).exit_code, 2);
+  EXPECT_EQ(run("rejudge " + dir.string()).exit_code, 2);  // a folder needs its checkout
+  fs::remove_all(dir);
+}
+
+// Each problem as its own candidate: the protocol must pass it (an A/A run flags nothing) and measure it
+// near 1x; the figure itself is the bench's (bench/RESULTS.md), not this test's.
+TEST(RejudgeCommand, AnAARunPassesEveryProblemAgainstItself) {
+  const fs::path out = fs::temp_directory_path() / ("crucible-aa-" + std::to_string(::getpid()) + ".json");
+  auto r = run("rejudge --aa --kernelbench " + data + " --level 1 --json " + out.string() + quick);
+  if (r.out.find("no KernelBench support") != std::string::npos) GTEST_SKIP() << "built without Python";
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  auto j = nlohmann::json::parse(text_of(out.string()));
+  ASSERT_EQ(j["kernels"].size(), 2u);
+  for (const auto& k : j["kernels"]) EXPECT_EQ(k["outcome"], "pass") << k.dump();
+  EXPECT_TRUE(j["summary"].contains("aa"));
+  EXPECT_NE(r.out.find("A/A over 2 passing kernels"), std::string::npos) << r.out;
+  EXPECT_EQ(run("rejudge --aa").exit_code, 2);
+  fs::remove(out);
+}
+
+}  // namespace

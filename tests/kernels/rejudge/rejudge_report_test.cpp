@@ -1,0 +1,80 @@
+// The re-judging table and summary: which claimed wins survive, the hack classes, the code features, the
+// A/A figures, as JSON that parses back and Markdown a reader can paste.
+#include "kernels/rejudge/rejudge_report.hpp"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+namespace crucible::kernels {
+namespace {
+
+rejudged_kernel row(const std::string& name, double claimed, const std::string& outcome, double speedup,
+                    std::vector<std::string> flags = {}) {
+  rejudged_kernel r;
+  r.name = name;
+  r.claimed_vs_eager = claimed;
+  if (claimed > 0) r.claimed = {{"eager", claimed}};
+  r.outcome = outcome;
+  r.speedup = speedup;
+  r.flags = std::move(flags);
+  return r;
+}
+
+std::vector<rejudged_kernel> sample() {
+  std::vector<rejudged_kernel> rows = {
+      row("kb1_19", 1.18, "hack", 0, {"input_mutated"}),
+      row("kb1_1", 2.75, "pass", 1.9),
+      row("kb1_2", 1.5, "pass", 0.8),
+      row("kb1_3", 0.9, "incorrect", 0),
+      row("kb1_4", 0, "no_candidate", 0),
+  };
+  rows[0].features = {code_feature::cuda_kernel, code_feature::try_except};
+  rows[4].status = rejudge_status::no_candidate;
+  return rows;
+}
+
+TEST(RejudgeReport, CountsTheClaimedWinsThatSurvive) {
+  auto s = summarize_rejudged(sample());
+  EXPECT_EQ(s.kernels, 5u);
+  EXPECT_EQ(s.with_candidate, 4u);
+  EXPECT_EQ(s.judged, 4u);
+  EXPECT_EQ(s.outcomes.at("pass"), 2u);
+  EXPECT_EQ(s.outcomes.at("no_candidate"), 1u);
+  EXPECT_EQ(s.hack_flags.at("input_mutated"), 1u);
+  EXPECT_EQ(s.features.at("try_except"), 1u);
+  EXPECT_EQ(s.claimed_wins, 3u);    // 1.18, 2.75, 1.5
+  EXPECT_EQ(s.surviving_wins, 1u);  // only kb1_1 passes and is faster than eager
+  EXPECT_EQ(s.claimed.correct, 4u);
+  EXPECT_EQ(s.verified.correct, 2u);
+  EXPECT_DOUBLE_EQ(s.verified.median, 1.35);
+  EXPECT_NEAR(s.aa_mean_abs, (0.9 + 0.2) / 2, 1e-12);
+  EXPECT_NEAR(s.aa_max_abs, 0.9, 1e-12);
+}
+
+TEST(RejudgeReport, JsonParsesBackAndMarkdownHasARowPerKernel) {
+  auto rows = sample();
+  auto s = summarize_rejudged(rows);
+  rejudge_header h{"h100.json", "cpu", "a test CPU", false};
+  auto j = nlohmann::json::parse(rejudge_json(h, rows, s));
+  EXPECT_EQ(j["source"], "h100.json");
+  ASSERT_EQ(j["kernels"].size(), 5u);
+  EXPECT_EQ(j["kernels"][0]["flags"][0], "input_mutated");
+  EXPECT_EQ(j["kernels"][0]["code"][1], "try_except");
+  EXPECT_EQ(j["kernels"][4]["status"], "no_candidate");
+  EXPECT_EQ(j["summary"]["surviving_wins"], 1);
+  EXPECT_EQ(j["summary"]["verified"]["fast_p"]["1"]["tasks"], 1);
+  EXPECT_FALSE(j["summary"].contains("aa"));
+  const std::string md = rejudge_markdown(h, rows, s);
+  EXPECT_NE(md.find("| kb1_19 | 1.180x | - | hack | input_mutated | cuda_kernel, try_except |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("1 of 3 claimed wins over eager pass"), std::string::npos) << md;
+  h.self_check = true;
+  auto aa = nlohmann::json::parse(rejudge_json(h, rows, s));
+  EXPECT_NEAR(aa["summary"]["aa"]["mean_abs_deviation"].get<double>(), 0.55, 1e-12);
+  EXPECT_NE(rejudge_markdown(h, rows, s).find("A/A over 2 passing kernels"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace crucible::kernels

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -73,26 +74,17 @@ expected<run_report> make_run_report(const std::string& run_dir) {
     r.tasks.push_back(t);
   }
   r.tasks_total = r.tasks.size();
-  std::vector<double> best, graph;
+  std::vector<std::optional<double>> best, graph;
   for (const auto& t : r.tasks) {
-    if (t.best_speedup > 0) best.push_back(t.best_speedup);
-    if (t.best_vs_graph > 0) graph.push_back(t.best_vs_graph);
+    best.push_back(t.best_speedup > 0 ? std::optional<double>(t.best_speedup) : std::nullopt);
+    graph.push_back(t.best_vs_graph > 0 ? std::optional<double>(t.best_vs_graph) : std::nullopt);
   }
-  auto mean_of = [](const std::vector<double>& v) {
-    double s = 0;
-    for (double x : v) s += x;
-    return v.empty() ? 0.0 : s / static_cast<double>(v.size());
-  };
-  auto median_of = [](std::vector<double> v) {
-    if (v.empty()) return 0.0;
-    std::sort(v.begin(), v.end());
-    size_t m = v.size() / 2;
-    return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
-  };
-  r.mean_best = mean_of(best);
-  r.median_best = median_of(best);
-  r.mean_best_vs_graph = mean_of(graph);
-  r.median_best_vs_graph = median_of(graph);
+  r.vs_eager = kernels::summarize_speedups(best);
+  r.vs_graph = kernels::summarize_speedups(graph);
+  r.mean_best = r.vs_eager.mean;
+  r.median_best = r.vs_eager.median;
+  r.mean_best_vs_graph = r.vs_graph.mean;
+  r.median_best_vs_graph = r.vs_graph.median;
   return r;
 }
 
@@ -112,13 +104,19 @@ std::string format_run_report(const run_report& r) {
                 "tasks whose last group's mean reward beats their first group's: %zu of %zu\n",
                 r.tasks_improved, r.tasks_total);
   out += buf;
-  std::snprintf(buf, sizeof buf, "best verified speedup per task vs eager: mean %.2fx, median %.2fx\n",
-                r.mean_best, r.median_best);
+  std::snprintf(
+      buf, sizeof buf,
+      "best verified speedup per task vs eager: mean %.2fx, median %.2fx, geomean %.2fx (over the %zu "
+      "tasks with one; geomean over all, 1x where none: %.2fx)\n",
+      r.mean_best, r.median_best, r.vs_eager.geomean, r.vs_eager.correct, r.vs_eager.geomean_all);
   out += buf;
+  out += "  " + kernels::format_fast_p(r.vs_eager) + "\n";
   if (r.mean_best_vs_graph > 0) {
-    std::snprintf(buf, sizeof buf, "the same candidates vs the CUDA graph: mean %.2fx, median %.2fx\n",
-                  r.mean_best_vs_graph, r.median_best_vs_graph);
+    std::snprintf(buf, sizeof buf,
+                  "the same candidates vs the CUDA graph: mean %.2fx, median %.2fx, geomean %.2fx\n",
+                  r.mean_best_vs_graph, r.median_best_vs_graph, r.vs_graph.geomean);
     out += buf;
+    out += "  " + kernels::format_fast_p(r.vs_graph) + "\n";
   }
   out += "outcomes:";
   for (const auto& [o, n] : r.outcomes) out += " " + o + " " + std::to_string(n);

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/eval/speedup_metrics.hpp"
 #include "messages/expected.hpp"
 
 namespace crucible::runtime {
@@ -34,6 +35,8 @@ struct run_report {
   /// Over tasks with a verified candidate: mean and median of the best speedup vs eager, and of that
   /// candidate's speedup vs the CUDA graph (CUDA runs; 0 otherwise).
   double mean_best = 0.0, median_best = 0.0, mean_best_vs_graph = 0.0, median_best_vs_graph = 0.0;
+  /// The same per-task best speedups as the field quotes them: fast_p over every task, geometric means.
+  kernels::speedup_summary vs_eager, vs_graph;
   std::vector<task_progress> tasks;
   std::map<std::string, int64_t> outcomes;
   std::map<std::string, int64_t> hack_flags;  ///< what convicted the hacks (a candidate counts once per flag)

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "runtime/storage/metrics_log.hpp"
 #include "runtime/storage/replay_store.hpp"
 
@@ -60,7 +62,14 @@ TEST(RunReport, ComparesFifthsAndEachTasksFirstAndLastGroup) {
   EXPECT_EQ(r->tasks_faster, 2u);
   EXPECT_EQ(r->tasks_improved, 1u);  // a improved, b did not
   EXPECT_EQ(r->candidates, 8);
-  EXPECT_NE(format_run_report(*r).find("| a "), std::string::npos);
+  // Best per task: a 1.5x, b 2.0x; fast_p as KernelBench counts it, over every task.
+  EXPECT_EQ(r->vs_eager.correct, 2u);
+  EXPECT_NEAR(r->vs_eager.geomean, std::sqrt(3.0), 1e-12);
+  const std::string text = format_run_report(*r);
+  EXPECT_NE(text.find("| a "), std::string::npos);
+  EXPECT_NE(text.find("fast_0 1.00 (2/2), fast_1 1.00 (2/2), fast_1.5 0.50 (1/2), fast_2 0.00 (0/2)"),
+            std::string::npos)
+      << text;
   fs::remove_all(dir);
 }
 

@@ -40,7 +40,9 @@ int main(int argc, char** argv) {
   auto* l = app.add_subcommand("tasks", "list the task suite");
   l->add_option("--target", tasks.target, "cpu or cuda");
   l->add_option("--tasks-dir", tasks.tasks_dir, "task suite directory (default: kernels/tasks)");
-  l->add_flag("--lint", tasks.lint, "run the task linter and measure each task's eager time");
+  l->add_flag("--lint", tasks.lint,
+              "run the task linter and measure each task's eager time (with --kernelbench: its checks on "
+              "outputs, on the CPU)");
   l->add_option(
       "--kernelbench", tasks.kernelbench,
       "a KernelBench checkout: list its problems (levelN/ID_Name.py) with their inputs and eager times");

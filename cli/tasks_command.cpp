@@ -9,6 +9,7 @@
 #ifdef CRUCIBLE_WITH_PYTHON
 #include "kernels/python/embedded_python.hpp"
 #include "kernels/python/kernelbench_module.hpp"
+#include "kernels/python/kernelbench_reference.hpp"
 #include "kernels/python/kernelbench_suite.hpp"
 #endif
 
@@ -16,7 +17,8 @@ namespace crucible::cli {
 namespace {
 
 // KernelBench's problems with their inputs, output and eager time (median of --runs forward passes, each
-// synchronized). A problem that fails to load or run is listed with its error; the exit status is then 1.
+// synchronized), and with --lint the linter's checks on outputs (on the CPU: the reference runs there). A
+// problem that fails to load or run, or has a lint problem, is listed with it; the exit status is then 1.
 int kernelbench_tasks(const tasks_args& args) {
 #ifdef CRUCIBLE_WITH_PYTHON
   auto problems = kernels::scan_kernelbench(args.kernelbench, args.level);
@@ -31,8 +33,22 @@ int kernelbench_tasks(const tasks_args& args) {
   std::string device = args.device;
   if (device.empty()) device = kernels::python_cuda_available() ? "cuda" : "cpu";
   constexpr uint64_t seed = 1;
-  int failed = 0;
-  std::printf("| task | inputs | output | eager ms (%s) |\n|---|---|---|---|\n", device.c_str());
+  int failed = 0, flagged = 0;
+  std::vector<std::string> lint_lines;
+  // The linter's verdict on a problem: "ok", or its problems counted (listed after the table).
+  auto lint = [&](const kernels::kernelbench_problem& p) -> std::string {
+    auto task = kernels::kernelbench_task(p.path, p.task_name());
+    if (!task) return "error";
+    auto ref = kernels::kernelbench_reference::create(*task);
+    if (!ref) return "error";
+    auto report = kernels::lint_outputs(*task, **ref);
+    for (const auto& problem : report.problems) lint_lines.push_back(p.task_name() + ": " + problem);
+    if (report.ok) return "ok";
+    ++flagged;
+    return std::to_string(report.problems.size()) + " problem(s)";
+  };
+  std::printf("| task | inputs | output | eager ms (%s) |%s\n|---|---|---|---|%s\n", device.c_str(),
+              args.lint ? " lint |" : "", args.lint ? "---|" : "");
   for (const auto& p : *problems) {
     auto row = [&]() -> expected<std::string> {
       auto m = kernels::kernelbench_module::load(p.path);
@@ -53,12 +69,16 @@ int kernelbench_tasks(const tasks_args& args) {
     if (!row) ++failed;
     // An error's first line (Python's traceback follows it); `crucible eval` shows the whole.
     std::string text = row ? *row : "error: " + row.message().substr(0, row.message().find('\n'));
+    if (args.lint) text += " | " + (row ? lint(p) : std::string("-"));
     std::printf("| %s | %s |\n", p.task_name().c_str(), text.c_str());
     std::fflush(stdout);
   }
-  std::printf("%zu KernelBench problems in %s, %d failed\n", problems->size(), args.kernelbench.c_str(),
+  for (const auto& line : lint_lines) std::printf("%s\n", line.c_str());
+  std::printf("%zu KernelBench problems in %s, %d failed", problems->size(), args.kernelbench.c_str(),
               failed);
-  return failed ? 1 : 0;
+  if (args.lint) std::printf(", %d with lint problems", flagged);
+  std::printf("\n");
+  return failed || flagged ? 1 : 0;
 #else
   std::cerr << "crucible tasks --kernelbench: this build has no KernelBench support (it needs python3-dev, "
                "pybind11-dev and python3-torch at configure time)\n";

@@ -110,32 +110,39 @@ class thread_count_guard {
   int before_;
 };
 
-void lint_checks(const task_spec& task, const lint_options& options, lint_report& report) {
-  auto ref = reference_executor::create(task);
-  if (!ref) {
-    report.problems.push_back(ref.message());
-    return;
-  }
-  // The same chain in float64, to measure how much of the tolerance rounding alone takes.
-  std::optional<reference_executor> ref64;
-  if (ref->output_dtype() != "float64") {
-    task_spec t64 = task;
-    for (auto& in : t64.inputs) in.dtype = "float64";
-    if (auto r = reference_executor::create(t64)) ref64.emplace(std::move(*r));
-  }
+// Inputs as any reference draws them (a chain's distributions, a KernelBench module's get_inputs()).
+std::vector<host_tensor> draw_inputs(const task_spec& task, const reference_model& ref, uint64_t seed,
+                                     input_variant variant) {
+  std::vector<host_tensor> inputs;
+  std::vector<cru_tensor> views;
+  for (const auto& spec : task.inputs) inputs.emplace_back(spec.dtype, spec.shape);
+  for (const auto& t : inputs) views.push_back(t.view());
+  ref.fill_inputs(views, seed, variant, -1);
+  return inputs;
+}
+
+void run_model(const reference_model& ref, const std::vector<host_tensor>& inputs, host_tensor& out) {
+  std::vector<cru_tensor> views;
+  for (const auto& t : inputs) views.push_back(t.view());
+  const cru_tensor o = out.view();
+  ref.run_views(views, &o, -1);
+}
+
+// The checks on outputs, for any reference; `ref64` (the same chain in float64, where there is one) adds the
+// tolerance check. Seeds 0 and 1's nominal inputs are left in `nominal_inputs` for timing.
+void output_checks(const task_spec& task, const reference_model& ref, const reference_model* ref64,
+                   const lint_options& options, lint_report& report, problem_log& problems,
+                   std::vector<std::vector<host_tensor>>& nominal_inputs) {
   const double atol = task_atol(task), rtol = task_rtol(task);
   const int seeds = std::max(2, options.seeds);  // input dependence needs two different inputs
-  problem_log problems;
-
   std::vector<host_tensor> nominal_outputs;
-  std::vector<double> scalar_values;                     // a scalar output's value per seed (nominal inputs)
-  std::vector<std::vector<host_tensor>> nominal_inputs;  // seeds 0 and 1, reused below
+  std::vector<double> scalar_values;  // a scalar output's value per seed (nominal inputs)
   for (int seed = 0; seed < seeds; ++seed) {
     for (auto variant : {input_variant::nominal, input_variant::heavy_tailed}) {
       const std::string run = " (seed " + std::to_string(seed) + ", " + variant_name(variant) + " inputs)";
-      auto inputs = ref->make_inputs(static_cast<uint64_t>(seed), variant);
-      host_tensor out = ref->make_output();
-      ref->run(inputs, out);
+      auto inputs = draw_inputs(task, ref, static_cast<uint64_t>(seed), variant);
+      host_tensor out = ref.make_output();
+      run_model(ref, inputs, out);
       const auto values = values_of(out);
       const auto s = stats_of(values);
       if (seed == 0 && variant == input_variant::nominal) {
@@ -157,7 +164,7 @@ void lint_checks(const task_spec& task, const lint_options& options, lint_report
         std::vector<host_tensor> inputs64;
         for (const auto& in : inputs) inputs64.push_back(to_float64(in));
         host_tensor out64 = ref64->make_output();
-        ref64->run(inputs64, out64);
+        run_model(*ref64, inputs64, out64);
         const double use = tolerance_use(values, values_of(out64), atol, rtol);
         report.tolerance_use = std::max(report.tolerance_use, use);
         if (use > options.max_tolerance_use)
@@ -190,7 +197,7 @@ void lint_checks(const task_spec& task, const lint_options& options, lint_report
   const auto& first = nominal_outputs[0];
   if (compare_outputs(nominal_outputs[1], first, atol, rtol).ok)
     problems.add("independent", "output does not depend on the inputs: seeds 0 and 1 agree within tolerance");
-  host_tensor zeros = ref->make_output();
+  host_tensor zeros = ref.make_output();
   std::memset(zeros.data(), 0, zeros.bytes());
   if (compare_outputs(zeros, first, atol, rtol).ok)
     problems.add("zero", "output is within tolerance of all zeros; a kernel writing zeros would pass");
@@ -201,11 +208,29 @@ void lint_checks(const task_spec& task, const lint_options& options, lint_report
     std::vector<host_tensor> mixed;
     for (size_t i = 0; i < task.inputs.size(); ++i)
       mixed.push_back(nominal_inputs[task.inputs[i].param ? 0 : 1][i].clone());
-    host_tensor out = ref->make_output();
-    ref->run(mixed, out);
+    host_tensor out = ref.make_output();
+    run_model(ref, mixed, out);
     if (compare_outputs(out, first, atol, rtol).ok)
       problems.add("independent", "output does not depend on the activations, only on the parameters");
   }
+}
+
+void lint_checks(const task_spec& task, const lint_options& options, lint_report& report) {
+  auto ref = reference_executor::create(task);
+  if (!ref) {
+    report.problems.push_back(ref.message());
+    return;
+  }
+  // The same chain in float64, to measure how much of the tolerance rounding alone takes.
+  std::optional<reference_executor> ref64;
+  if (ref->output_dtype() != "float64") {
+    task_spec t64 = task;
+    for (auto& in : t64.inputs) in.dtype = "float64";
+    if (auto r = reference_executor::create(t64)) ref64.emplace(std::move(*r));
+  }
+  problem_log problems;
+  std::vector<std::vector<host_tensor>> nominal_inputs;
+  output_checks(task, *ref, ref64 ? &*ref64 : nullptr, options, report, problems, nominal_inputs);
 
   // Eager time: single thread, as the timing protocol runs both sides.
   std::vector<double> times;
@@ -226,6 +251,22 @@ void lint_checks(const task_spec& task, const lint_options& options, lint_report
 }
 
 }  // namespace
+
+lint_report lint_outputs(const task_spec& task, const reference_model& ref, const lint_options& options) {
+  lint_report report;
+  report.task = task.name;
+  problem_log problems;
+  try {
+    std::vector<std::vector<host_tensor>> nominal_inputs;
+    output_checks(task, ref, nullptr, options, report, problems, nominal_inputs);
+    report.problems = problems.take();
+  } catch (const std::exception& e) {
+    report.problems = problems.take();
+    report.problems.push_back(std::string("the reference failed: ") + e.what());
+  }
+  report.ok = report.problems.empty();
+  return report;
+}
 
 lint_report lint_task(const task_spec& task, const lint_options& options) {
   lint_report report;

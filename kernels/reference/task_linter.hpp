@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/reference/reference_model.hpp"
 #include "messages/task.hpp"
 
 namespace crucible::kernels {
@@ -36,6 +37,11 @@ struct lint_report {
 /// the task could not measure a candidate honestly. Sets LibTorch's thread count to 1 while timing and
 /// restores it after; not safe to call concurrently with other LibTorch work that depends on that setting.
 lint_report lint_task(const task_spec& task, const lint_options& options = {});
+
+/// The checks on outputs alone (non-finite, near-constant, input-independent, all-zero), for any reference:
+/// what lint_task applies to a chain task, applied to a KernelBench module's Model. No eager time (a module's
+/// is measured by its own listing) and no float64 tolerance check (a module has no float64 twin).
+lint_report lint_outputs(const task_spec& task, const reference_model& ref, const lint_options& options = {});
 
 /// A fixed-width table of a suite, one row per report: name, family, shape of inputs[0] -> output shape,
 /// number of ops, eager ms and the lint verdict, followed by each problem on its own line. `tasks` supplies

@@ -1,6 +1,8 @@
 // `crucible eval` as a user runs it: the real binary on hand-written candidates. Whatever the candidate does
 // (compute, lie, crash, hang, cheat), the process itself exits normally with one JSON verdict.
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -109,6 +111,38 @@ TEST(TasksCommand, ListsKernelBenchProblems) {
       << broken.out;
   EXPECT_NE(broken.out.find("5 failed"), std::string::npos);
   EXPECT_EQ(run("tasks --kernelbench " + data + "/tasks").exit_code, 2);
+}
+
+// The linter on modules: a problem whose output is the same for every input (softmax rows summed: ones) is
+// flagged, a sound one is not. The degenerate problem is written here, beside a copy of a sound one.
+TEST(TasksCommand, LintsKernelBenchProblemsOnTheirOutputs) {
+  namespace fs = std::filesystem;
+  const std::string data = CRUCIBLE_TEST_DATA_DIR;
+  const fs::path dir = fs::temp_directory_path() / ("crucible-kb-lint-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "level1");
+  fs::copy_file(data + "/kernelbench/KernelBench/level1/2_Scaled_relu.py",
+                dir / "level1" / "2_Scaled_relu.py");
+  std::ofstream(dir / "level1" / "1_Softmax_sum.py") << "import torch\n"
+                                                        "class Model(torch.nn.Module):\n"
+                                                        "    def forward(self, x):\n"
+                                                        "        return torch.softmax(x, dim=1).sum(dim=1)\n"
+                                                        "def get_inputs():\n"
+                                                        "    return [torch.randn(8, 32)]\n"
+                                                        "def get_init_inputs():\n"
+                                                        "    return []\n";
+  auto r = run("tasks --kernelbench " + dir.string() + " --lint --device cpu --runs 1");
+  if (r.out.find("no KernelBench support") != std::string::npos) GTEST_SKIP() << "built without Python";
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("| kb1_2_Scaled_relu | float32 [4, 64] | float32 [4, 64] |"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find(" | ok |"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("kb1_1_Softmax_sum: near-constant output"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("kb1_1_Softmax_sum: output does not depend on the inputs"), std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("kb1_2_Scaled_relu: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("1 with lint problems"), std::string::npos) << r.out;
+  fs::remove_all(dir);
 }
 
 // A KernelBench problem file as the task, a ModelNew file as the candidate: the same protocol and verdicts,

@@ -15,7 +15,9 @@ caf::behavior compiler(caf::event_based_actor* self, runtime::role_context ctx) 
   return {
       [=](stage_atom, stage_request& req) {
         auto& c = req.scored.cand;
-        req.scored.compiled = kernels::compile_source(c.id, c.source, options);
+        // A KernelBench candidate is a Python module: staged, not compiled.
+        req.scored.compiled = c.language == "py" ? kernels::stage_module(c.id, c.source, options)
+                                                 : kernels::compile_source(c.id, c.source, options);
         return std::move(req.scored);
       },
   };

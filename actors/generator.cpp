@@ -48,6 +48,7 @@ caf::behavior generator(caf::stateful_actor<generator_state>* self, runtime::rol
                       : expected<std::unique_ptr<policies::policy>>(options.err());
   if (made) {
     self->state.policy = std::move(*made);
+    self->state.policy->set_interrupt([stopping = ctx.run->stopping] { return stopping->load(); });
   } else {
     self->state.policy_error = made.message();
     spdlog::error("generator #{}: {}", ctx.index, made.message());
@@ -84,7 +85,7 @@ caf::behavior generator(caf::stateful_actor<generator_state>* self, runtime::rol
           c.group_id = p.group_id;
           c.task = p.task.name;
           c.target = p.target;
-          c.language = p.target == "cuda" ? "cu" : "cpp";
+          c.language = !p.task.module.empty() ? "py" : p.target == "cuda" ? "cu" : "cpp";
           c.program = std::move(s.program);
           c.source = std::move(s.source);
           c.answer = std::move(s.answer);

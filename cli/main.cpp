@@ -1,10 +1,18 @@
 // crucible: train | eval | tasks | rejudge | report | node | status | scale. Thin by design: parse arguments,
-// register the built-in roles, hand over.
+// register the built-in roles and the KernelBench task loader, hand over.
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.hpp"
+#include "runtime/config/run_context.hpp"
+#ifdef CRUCIBLE_WITH_PYTHON
+#include "kernels/python/kernelbench_suite.hpp"
+#endif
 
 int main(int argc, char** argv) {
+#ifdef CRUCIBLE_WITH_PYTHON
+  crucible::runtime::set_kernelbench_task_loader(
+      crucible::kernels::load_kernelbench_tasks);  // tasks.kernelbench_dir
+#endif
   CLI::App app{"Crucible: contrastive RL that learns to write fast kernels, with speedups you can believe"};
   app.require_subcommand(1);
 

@@ -47,6 +47,22 @@ std::string commented(const std::string& text) {
   return out;
 }
 
+// KernelBench tasks are answered in Python (ModelNew): the program policy writes C-ABI kernels for op chains,
+// and the sft stage's corpus comes from it, so neither fits them.
+status check_kernelbench_policy(const runtime::config& cfg) {
+  if (cfg.tasks.kernelbench_dir.empty()) return {};
+  if (cfg.section<actors::policy_section>().kind == "program")
+    return make_error(
+        "tasks.kernelbench_dir: the program policy writes C-ABI kernels for op-chain tasks; a "
+        "KernelBench task's answer is a Python ModelNew: set policy.kind to lm or remote");
+  for (const auto& s : cfg.stages)
+    if (s == "sft")
+      return make_error(
+          "tasks.kernelbench_dir: the sft stage trains on the program policy's kernels, which "
+          "KernelBench tasks do not have: use stages [self_supervised, contrastive]");
+  return {};
+}
+
 // --dry-run: the resolved config, then the placement plan and the tasks as comments. Every check `train`
 // makes before it starts anything runs here too (tasks, plugins, roles, the pipeline): exit 2 when the run
 // could not start.
@@ -73,6 +89,10 @@ int dry_run(const runtime::config& cfg, const runtime::launch_info& launch) {
   spdlog::set_level(level);
   if (!plugins) {
     std::cerr << "crucible train: " << plugins.message() << "\n";
+    return 2;
+  }
+  if (auto st = check_kernelbench_policy(cfg); !st) {
+    std::cerr << "crucible train: " << st.message() << "\n";
     return 2;
   }
   if (auto st = runtime::check_run_plan(cfg, &registry); !st) {
@@ -186,6 +206,10 @@ int train_command(const train_args& args) {
   // Found before the run directory is touched (a typo must not move the previous run aside); the roles that
   // plugins add are checked once they are loaded.
   if (auto st = runtime::check_run_plan(*cfg, nullptr); !st) {
+    std::cerr << "crucible train: " << st.message() << "\n";
+    return 2;
+  }
+  if (auto st = check_kernelbench_policy(*cfg); !st) {
     std::cerr << "crucible train: " << st.message() << "\n";
     return 2;
   }

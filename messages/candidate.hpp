@@ -14,7 +14,7 @@ struct candidate {
   std::string group_id;
   std::string task;
   std::string target = "cpu";    ///< cpu | cuda
-  std::string language = "cpp";  ///< cpp (CPU target) | cu (CUDA target)
+  std::string language = "cpp";  ///< cpp (CPU target) | cu (CUDA target) | py (a KernelBench module)
   std::string content_hash;      ///< sha256 of source
   std::string program;           ///< program text, empty for hand-written source
   std::string source;

@@ -4,6 +4,7 @@
 // written token by token from the contrastive prompt) or a remote completion endpoint. Chosen by
 // `policy.kind`; made by make_policy (policy_factory.hpp). LibTorch stays in the .cpp files.
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -61,6 +62,10 @@ class policy {
   virtual int64_t parameter_count() const = 0;
   /// Whether a learner can train it (false for a remote endpoint: its weights live on the server).
   virtual bool trainable() const = 0;
+
+  /// A check that sample() polls while it waits on something outside the process (a served model): true
+  /// ends the wait with an error, so a run stopping is not held up by a server that does not answer.
+  virtual void set_interrupt(std::function<bool()> interrupted) { (void)interrupted; }
 };
 
 /// What the learner optimises on a group: GRPO on the reward (the contrastive stage), or REINFORCE with a

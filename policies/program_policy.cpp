@@ -96,6 +96,9 @@ expected<std::vector<int32_t>> program_policy::encode_prompt(const prompt& p) co
 expected<std::vector<policy_sample>> program_policy::sample(const prompt& p, int n, double temperature,
                                                             uint64_t seed) {
   if (n <= 0) return std::vector<policy_sample>{};
+  if (!p.task.module.empty())
+    return make_error("task '" + p.task.name +
+                      "' is a KernelBench module: the program policy writes C-ABI kernels for op chains");
   auto& tok = impl_->tokenizer;
   auto context = encode_prompt(p);
   if (!context) return context.err();

@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <regex>
 
+#include "kernels/python/kernelbench_reference.hpp"
+
 namespace crucible::kernels {
 
 namespace fs = std::filesystem;
@@ -39,6 +41,22 @@ expected<std::vector<kernelbench_problem>> scan_kernelbench(const std::string& r
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
     return a.level != b.level ? a.level < b.level : a.id < b.id;
   });
+  return out;
+}
+
+expected<std::vector<task_spec>> load_kernelbench_tasks(
+    const std::string& root, int level, const std::function<bool(const std::string&)>& wanted) {
+  auto problems = scan_kernelbench(root, level);
+  if (!problems) return problems.err();
+  std::vector<task_spec> out;
+  for (const auto& p : *problems) {
+    const std::string name = p.task_name();
+    if (wanted && !wanted(name)) continue;
+    auto t = kernelbench_task(p.path, name);
+    if (!t)
+      return make_error(name + ": " + t.message() + "\n(leave it out with tasks.exclude: [" + name + "])");
+    out.push_back(std::move(*t));
+  }
   return out;
 }
 

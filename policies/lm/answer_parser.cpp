@@ -42,7 +42,12 @@ std::vector<block> fenced_blocks(const std::string& text) {
   return out;
 }
 
-bool code_language(const std::string& lang) {
+bool code_language(const std::string& lang, answer_form form) {
+  if (form == answer_form::kernelbench_module) {
+    for (const char* l : {"", "python", "py", "Python", "python3"})
+      if (lang == l) return true;
+    return false;
+  }
   for (const char* l : {"", "cpp", "c++", "cuda", "cu", "c", "cxx", "C++", "CUDA"})
     if (lang == l) return true;
   return false;
@@ -50,14 +55,22 @@ bool code_language(const std::string& lang) {
 
 }  // namespace
 
-parsed_answer parse_answer(const std::string& answer) {
+answer_form answer_form_of(const task_spec& task) {
+  return task.module.empty() ? answer_form::c_abi : answer_form::kernelbench_module;
+}
+
+parsed_answer parse_answer(const std::string& answer, answer_form form) {
   parsed_answer r;
   auto blocks = fenced_blocks(answer);
   const block* chosen = nullptr;
   const block* any_code = nullptr;
-  static const std::regex entry(R"(\bint\s+crucible_forward\s*\()");
+  const bool module = form == answer_form::kernelbench_module;
+  static const std::regex c_entry(R"(\bint\s+crucible_forward\s*\()");
+  // A class statement at the start of a line (a module-level class; KernelBench's harness looks it up).
+  static const std::regex module_entry(R"((^|\n)class\s+ModelNew\s*[(:])");
+  const std::regex& entry = module ? module_entry : c_entry;
   for (auto it = blocks.rbegin(); it != blocks.rend(); ++it) {
-    if (!code_language(it->lang)) continue;
+    if (!code_language(it->lang, form)) continue;
     if (!any_code) any_code = &*it;
     if (std::regex_search(it->code, entry)) {
       chosen = &*it;
@@ -66,16 +79,19 @@ parsed_answer parse_answer(const std::string& answer) {
   }
   if (!any_code) {
     r.problem = answer_problem::no_code_block;
-    r.reason = "the answer has no fenced C++/CUDA code block";
+    r.reason = module ? "the answer has no fenced Python code block"
+                      : "the answer has no fenced C++/CUDA code block";
     return r;
   }
   if (!chosen) {
     r.problem = answer_problem::no_entry_point;
     r.code = any_code->code;
-    r.reason = "no code block defines int crucible_forward(...)";
+    r.reason = module ? "no code block defines class ModelNew at module level"
+                      : "no code block defines int crucible_forward(...)";
     return r;
   }
   r.code = chosen->code;
+  if (module) return r;
   // C linkage: extern "C" on the definition, or an extern "C" block around it.
   static const std::regex linkage(R"(extern\s+"C"\s*(\{|[^;{]*\bcrucible_forward\s*\())");
   if (!std::regex_search(r.code, linkage)) {

@@ -48,6 +48,32 @@ std::string abi_section(const std::string& target) {
   return s.str();
 }
 
+// A KernelBench task: its module as written, and KernelBench's contract for ModelNew (the harness's, with
+// what Crucible's protocol detects).
+std::string render_module_task(const task_spec& task) {
+  std::ostringstream s;
+  s << "## Task: " << task.name << "\n";
+  if (!task.description.empty()) s << task.description << "\n";
+  s << "\nThe reference, a PyTorch module in KernelBench's format (Model, get_inputs, "
+       "get_init_inputs):\n\n```python\n"
+    << task.module << (task.module.empty() || task.module.back() == '\n' ? "" : "\n") << "```\n\n";
+  s << "Inputs:";
+  for (size_t i = 0; i < task.inputs.size(); ++i)
+    s << (i ? "," : "") << " " << task.inputs[i].name << " " << task.inputs[i].dtype << " "
+      << kernels::shape_str(task.inputs[i].shape);
+  s << ". The output is checked against Model's with atol " << number(kernels::task_atol(task))
+    << " and rtol " << number(kernels::task_rtol(task))
+    << " on several seeds (heavy-tailed values included), on fresh inputs every call.\n\n";
+  s << "## The contract\n"
+    << "Write one Python file that defines `class ModelNew(nn.Module)`: built like Model, from "
+       "`ModelNew(*get_init_inputs())` after the same `torch.manual_seed`, so parameters created in the same "
+       "order get the same values; its `forward` takes the same inputs and returns the same tensor. The file "
+       "runs alone (import what it uses; get_inputs and get_init_inputs come from the reference). Inputs are "
+       "read-only; threads, processes, files, cached results and work outside forward() are detected and "
+       "score nothing.\n\n";
+  return s.str();
+}
+
 const char* instruction =
     "## Your answer\n"
     "Answer in three sections:\n"
@@ -62,11 +88,13 @@ const char* refine_instruction =
 
 }  // namespace
 
-const char* code_fence_language(const std::string& target) {
+const char* code_fence_language(const task_spec& task, const std::string& target) {
+  if (!task.module.empty()) return "python";
   return target == "cuda" ? "cuda" : "cpp";
 }
 
 expected<std::string> render_task(const task_spec& task, const std::string& target) {
+  if (!task.module.empty()) return render_module_task(task);
   auto shapes = kernels::infer_shapes(task);
   if (!shapes) return shapes.err();
   std::ostringstream s;
@@ -118,7 +146,7 @@ expected<rendered_prompt> render_contrastive_prompt(const prompt& p, const promp
         const auto& e = p.exemplars[order[k]];
         s << "### Kernel " << (k + 1) << ": "
           << (e.speedup > 0 ? number(e.speedup) + "x" : std::string("failed (incorrect or not compiled)"))
-          << "\n```" << code_fence_language(p.target) << "\n"
+          << "\n```" << code_fence_language(p.task, p.target) << "\n"
           << e.source << (e.source.empty() || e.source.back() == '\n' ? "" : "\n") << "```\n\n";
       }
     } else {

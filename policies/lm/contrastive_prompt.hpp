@@ -40,10 +40,12 @@ struct prompt_budget {
   std::function<int64_t(const rendered_prompt&)> count_tokens;
 };
 
-/// The language tag of a code block of `target`'s source ("cuda" or "cpp"), in prompts and answers alike.
-const char* code_fence_language(const std::string& target);
+/// The language tag of a code block of a candidate for `task` on `target` ("python" for a KernelBench task,
+/// else "cuda" or "cpp"), in prompts and answers alike.
+const char* code_fence_language(const task_spec& task, const std::string& target);
 
-/// The task alone: the reference chain as code, inputs, output shape, tolerances (also the judge's view).
+/// The task alone: the reference chain as code (a KernelBench task: its module as written), inputs, output
+/// shape, tolerances, and the contract an answer implements (also the judge's view).
 expected<std::string> render_task(const task_spec& task, const std::string& target);
 
 expected<rendered_prompt> render_contrastive_prompt(const prompt& p, const prompt_budget& budget = {});

@@ -176,7 +176,7 @@ expected<std::vector<policy_candidate>> lm_policy::sample(const prompt& p, int n
     std::vector<int64_t> text_ids = c.tokens;
     if (c.finish == finish_reason::stop && !text_ids.empty()) text_ids.pop_back();
     pc.answer = m.tok.decode(text_ids, true);
-    auto parsed = parse_answer(pc.answer);
+    auto parsed = parse_answer(pc.answer, answer_form_of(p.task));
     if (parsed.problem == answer_problem::none) {
       pc.source = std::move(parsed.code);
     } else {

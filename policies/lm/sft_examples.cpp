@@ -22,7 +22,7 @@ std::string speedup_text(double s) {
 
 }  // namespace
 
-std::string sft_answer(const std::vector<exemplar>& shown, const sft_source& kernel,
+std::string sft_answer(const std::vector<exemplar>& shown, const sft_source& kernel, const task_spec& task,
                        const std::string& target) {
   std::string a = "## Performance analysis\n";
   if (shown.empty()) {
@@ -45,7 +45,7 @@ std::string sft_answer(const std::vector<exemplar>& shown, const sft_source& ker
     a += "Plan: `" + kernel.program + "` (rewrites, fused groups, and each group's strategy and knobs).\n";
   else
     a += "Plan: the kernel below, one pass per fused group of ops.\n";
-  a += "\n## Code\n```" + std::string(code_fence_language(target)) + "\n" + kernel.source +
+  a += "\n## Code\n```" + std::string(code_fence_language(task, target)) + "\n" + kernel.source +
        (kernel.source.empty() || kernel.source.back() == '\n' ? "" : "\n") + "```\n";
   return a;
 }
@@ -66,7 +66,7 @@ expected<std::vector<sft_text_example>> build_sft_examples(const std::vector<sft
     e.prompt_.task = t;
     e.prompt_.target = target;
     e.prompt_.exemplars = shown;
-    e.answer = sft_answer(shown, k, target);
+    e.answer = sft_answer(shown, k, t, target);
     e.code = k.source;
     out.push_back(std::move(e));
   };

@@ -36,8 +36,8 @@ struct sft_data_options {
   uint64_t seed = 1;
 };
 
-/// The answer a kernel is trained as, for a prompt showing `shown` exemplars.
-std::string sft_answer(const std::vector<exemplar>& shown, const sft_source& kernel,
+/// The answer a kernel is trained as, for a prompt of `task` showing `shown` exemplars.
+std::string sft_answer(const std::vector<exemplar>& shown, const sft_source& kernel, const task_spec& task,
                        const std::string& target);
 
 /// Every example of `sources` whose task is in `tasks`; errors when none is.

@@ -116,7 +116,8 @@ expected<std::vector<remote_completion>> parse_completions(const std::string& bo
 }
 
 expected<std::vector<remote_completion>> request_completions(const completions_endpoint& e,
-                                                             const completion_request& r) {
+                                                             const completion_request& r,
+                                                             const std::function<bool()>& interrupted) {
   if (r.n < 1) return make_error("completions: n must be >= 1");
   auto url = parse_url(e.url);
   if (!url) return url.err();
@@ -164,9 +165,19 @@ expected<std::vector<remote_completion>> request_completions(const completions_e
       });
     });
   });
-  io.run();
+  // In slices, so an interrupt (the run stopping) ends a wait on a server that does not answer.
+  bool was_interrupted = false;
+  while (!io.stopped()) {
+    io.run_for(std::chrono::milliseconds(50));
+    if (!io.stopped() && interrupted && interrupted()) {
+      was_interrupted = true;
+      stream.cancel();
+      io.run();  // the handlers see operation_aborted and return
+    }
+  }
   beast::error_code ignored;
   stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
+  if (was_interrupted) return make_error("completions: " + e.url + ": interrupted (the run is stopping)");
   if (failure) {
     if (failure == beast::error::timeout) {
       char secs[32];

@@ -5,6 +5,7 @@
 // Plain HTTP (a server on loopback or a private network); every failure — refused connection, timeout,
 // an HTTP error, a body that is not the documented shape, too large a body — is an error that says which.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -47,8 +48,10 @@ std::string completions_body(const completions_endpoint& e, const completion_req
 /// finite log-probs.
 expected<std::vector<remote_completion>> parse_completions(const std::string& body, int n);
 
-/// Sends `r` and waits for the answer (at most e.timeout_s).
+/// Sends `r` and waits for the answer (at most e.timeout_s, and only while `interrupted`, polled every
+/// 50 ms, is false).
 expected<std::vector<remote_completion>> request_completions(const completions_endpoint& e,
-                                                             const completion_request& r);
+                                                             const completion_request& r,
+                                                             const std::function<bool()>& interrupted = {});
 
 }  // namespace crucible::policies

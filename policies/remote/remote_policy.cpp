@@ -13,6 +13,7 @@ struct remote_policy::impl {
   remote_policy_options options;
   chat_family family = chat_family::plain;
   std::optional<bpe_tokenizer> tok;
+  std::function<bool()> interrupted;
 
   std::string framed(const rendered_prompt& r) const {
     if (family == chat_family::plain) return r.text + "\n";
@@ -22,6 +23,10 @@ struct remote_policy::impl {
 
 remote_policy::remote_policy(std::unique_ptr<impl> i) : impl_(std::move(i)) {}
 remote_policy::~remote_policy() = default;
+
+void remote_policy::set_interrupt(std::function<bool()> interrupted) {
+  impl_->interrupted = std::move(interrupted);
+}
 
 expected<std::unique_ptr<remote_policy>> remote_policy::make(const remote_policy_options& options) {
   auto m = std::make_unique<impl>();
@@ -68,13 +73,13 @@ expected<std::vector<policy_candidate>> remote_policy::sample(const prompt& p, i
   r.top_k = m.options.top_k;
   r.stop = chat_stop_strings(m.family);
   r.seed = static_cast<int64_t>(seed & 0x7fffffffffffffffull);
-  auto answers = request_completions(m.options.endpoint, r);
+  auto answers = request_completions(m.options.endpoint, r, m.interrupted);
   if (!answers) return make_error("remote policy: " + answers.message());
   std::vector<policy_candidate> out;
   for (auto& a : *answers) {
     policy_candidate pc;
     pc.answer = std::move(a.text);
-    auto parsed = parse_answer(pc.answer);
+    auto parsed = parse_answer(pc.answer, answer_form_of(p.task));
     if (parsed.problem == answer_problem::none)
       pc.source = std::move(parsed.code);
     else

@@ -31,6 +31,7 @@ class remote_policy final : public policy {
   ~remote_policy() override;
 
   policy_kind kind() const override { return policy_kind::remote; }
+  void set_interrupt(std::function<bool()> interrupted) override;
   expected<std::vector<policy_candidate>> sample(const prompt& p, int n, double temperature,
                                                  uint64_t seed) override;
   expected<std::vector<float>> log_probs(const task_spec& task, const std::vector<int32_t>& context,

@@ -69,6 +69,8 @@ field_list core_fields_of(config& c) {
       {"run.threads", &c.run.threads},
       {"run.max_role_count", &c.run.max_role_count},
       {"tasks.dir", &c.tasks.dir},
+      {"tasks.kernelbench_dir", &c.tasks.kernelbench_dir},
+      {"tasks.kernelbench_level", &c.tasks.kernelbench_level},
       {"tasks.include", &c.tasks.include},
       {"tasks.exclude", &c.tasks.exclude},
       {"roles", &c.roles},

@@ -29,6 +29,8 @@ struct run_section {
 
 struct tasks_section {
   std::string dir;                   ///< empty: the suite in the source tree (kernels/tasks)
+  std::string kernelbench_dir;       ///< a KernelBench checkout whose problems are the tasks (instead of dir)
+  int64_t kernelbench_level = 0;     ///< with kernelbench_dir: one level (1-4); 0: every level
   std::vector<std::string> include;  ///< empty: every task of the target
   std::vector<std::string> exclude;
 };

@@ -24,24 +24,53 @@ expected<config> load_run_config(const std::string& run_dir, const std::vector<s
   return load_config(path, all);
 }
 
+namespace {
+
+kernelbench_task_loader& kernelbench_loader() {
+  static kernelbench_task_loader loader;
+  return loader;
+}
+
+}  // namespace
+
+void set_kernelbench_task_loader(kernelbench_task_loader loader) {
+  kernelbench_loader() = std::move(loader);
+}
+
 expected<std::vector<task_spec>> select_tasks(const config& cfg) {
-  std::string task_dir = cfg.tasks.dir.empty() ? kernels::default_task_dir() : cfg.tasks.dir;
-  auto suite = kernels::load_task_suite(task_dir, cfg.target);
-  if (!suite) return make_error("tasks.dir: " + suite.message());
+  auto listed = [](const std::vector<std::string>& list, const std::string& name) {
+    return std::find(list.begin(), list.end(), name) != list.end();
+  };
+  auto wanted = [&](const std::string& name) {
+    return (cfg.tasks.include.empty() || listed(cfg.tasks.include, name)) && !listed(cfg.tasks.exclude, name);
+  };
+  expected<std::vector<task_spec>> suite = std::vector<task_spec>{};
+  if (!cfg.tasks.kernelbench_dir.empty()) {
+    if (!kernelbench_loader())
+      return make_error(
+          "tasks.kernelbench_dir: this build has no KernelBench support (it needs python3-dev, "
+          "pybind11-dev and python3-torch at configure time)");
+    if (cfg.target != "cpu")
+      return make_error("tasks.kernelbench_dir: KernelBench tasks evaluate on the CPU target only, for now");
+    // Only the wanted problems are loaded (each runs its module once): a broken one can be excluded.
+    suite = kernelbench_loader()(cfg.tasks.kernelbench_dir, static_cast<int>(cfg.tasks.kernelbench_level),
+                                 wanted);
+    if (!suite) return make_error("tasks.kernelbench_dir: " + suite.message());
+  } else {
+    std::string task_dir = cfg.tasks.dir.empty() ? kernels::default_task_dir() : cfg.tasks.dir;
+    suite = kernels::load_task_suite(task_dir, cfg.target);
+    if (!suite) return make_error("tasks.dir: " + suite.message());
+  }
   std::set<std::string> names;
   for (const auto& t : *suite) names.insert(t.name);
   for (const auto& want : cfg.tasks.include)
     if (!names.count(want))
       return make_error("tasks.include: no task named '" + want + "' for target " + cfg.target);
-  auto listed = [](const std::vector<std::string>& list, const std::string& name) {
-    return std::find(list.begin(), list.end(), name) != list.end();
-  };
   std::vector<task_spec> out;
   for (auto& t : *suite)
-    if ((cfg.tasks.include.empty() || listed(cfg.tasks.include, t.name)) &&
-        !listed(cfg.tasks.exclude, t.name))
-      out.push_back(std::move(t));
+    if (wanted(t.name)) out.push_back(std::move(t));
   if (out.empty()) return make_error("no tasks left to train on (check tasks.include / tasks.exclude)");
+  std::sort(out.begin(), out.end(), [](const task_spec& a, const task_spec& b) { return a.name < b.name; });
   return out;
 }
 

@@ -84,6 +84,7 @@ expected<train_summary> run_training(std::shared_ptr<const run_context> run,
     if (!run->cfg.cluster.listen.empty()) {
       auto gw = spawn_cluster_gateway(sys, run, supervisor);
       if (!gw) {
+        run->stopping->store(true);
         stop_actors(self, supervisor);  // the actor system's end waits for every actor: none may linger
         std::signal(SIGINT, previous_int);
         std::signal(SIGTERM, previous_term);
@@ -162,6 +163,8 @@ expected<train_summary> run_training(std::shared_ptr<const run_context> run,
               [&](const status_report& r) { summary.conductor = r; },
               [&](caf::error& err) { spdlog::warn("conductor did not drain: {}", caf::to_string(err)); });
     }
+    // The drain is over: a generator still waiting on a served model gives up now.
+    run->stopping->store(true);
     // Remote stages served the drain; now the nodes are told the session is over.
     if (gateway) {
       self->monitor(gateway);

@@ -48,5 +48,31 @@ TEST(AnswerParser, FormatFailuresSayWhat) {
   EXPECT_EQ(no_c.problem, answer_problem::no_c_linkage);
 }
 
+// A KernelBench task's answer is a Python module: the last Python (or unlabelled) block with a module-level
+// class ModelNew; C++ blocks and a ModelNew nested or only mentioned do not count.
+TEST(AnswerParser, AKernelBenchAnswerIsThePythonBlockThatDefinesModelNew) {
+  const std::string module =
+      "import torch\n\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return "
+      "x.relu()\n";
+  auto r = parse_answer("Analysis.\n```python\n" + module + "```\nUsage:\n```python\nm = ModelNew()\n```\n",
+                        answer_form::kernelbench_module);
+  EXPECT_EQ(r.problem, answer_problem::none) << r.reason;
+  EXPECT_EQ(r.code, module);
+  EXPECT_EQ(parse_answer("```\nclass ModelNew:\n    pass\n```", answer_form::kernelbench_module).problem,
+            answer_problem::none);
+  auto cpp = parse_answer(std::string("```cpp\n") + good_code + "```", answer_form::kernelbench_module);
+  EXPECT_EQ(cpp.problem, answer_problem::no_code_block);
+  EXPECT_NE(cpp.reason.find("Python"), std::string::npos);
+  auto nested =
+      parse_answer("```python\ndef make():\n    class ModelNew: pass\n```", answer_form::kernelbench_module);
+  EXPECT_EQ(nested.problem, answer_problem::no_entry_point);
+  EXPECT_NE(nested.reason.find("class ModelNew"), std::string::npos);
+  // The form follows the task: a task with a module wants Python.
+  task_spec t;
+  EXPECT_EQ(answer_form_of(t), answer_form::c_abi);
+  t.module = "class Model: pass\n";
+  EXPECT_EQ(answer_form_of(t), answer_form::kernelbench_module);
+}
+
 }  // namespace
 }  // namespace crucible::policies

@@ -134,6 +134,30 @@ TEST(ContrastivePrompt, TheCpuTargetAsksForCpp) {
   EXPECT_EQ(r->text.find("ctx->stream"), std::string::npos);
 }
 
+// A KernelBench task: its module as written, KernelBench's contract for ModelNew, exemplars in Python.
+TEST(ContrastivePrompt, AKernelBenchTaskShowsItsModuleAndAsksForModelNew) {
+  prompt p;
+  p.task.name = "kb1_2_Scaled_relu";
+  p.task.description = "relu(x) * scale";
+  p.task.module =
+      "class Model(nn.Module):\n    def forward(self, x):\n        return torch.relu(x) * self.scale\n";
+  p.task.inputs = {{"x", {4, 64}, "float32"}};
+  p.task.atol = p.task.rtol = 1e-2;
+  p.target = "cpu";
+  p.exemplars = {{"a", "", "class ModelNew(nn.Module):\n    pass\n", 1.2, 1}};
+  auto r = render_contrastive_prompt(p);
+  ASSERT_TRUE(r) << r.message();
+  const auto& t = r->text;
+  for (const char* part : {"## Task: kb1_2_Scaled_relu", "relu(x) * scale",
+                           "```python\nclass Model(nn.Module):", "return torch.relu(x) * self.scale",
+                           "x float32 [4, 64]", "atol 0.01", "class ModelNew(nn.Module)", "get_init_inputs",
+                           "Kernel 1: 1.2x\n```python\n", "Algorithm design"})
+    EXPECT_NE(t.find(part), std::string::npos) << part << "\n" << t;
+  EXPECT_EQ(t.find("crucible_forward"), std::string::npos) << "no C ABI for a module task";
+  EXPECT_STREQ(code_fence_language(p.task, "cuda"), "python");
+  EXPECT_STREQ(code_fence_language(testing::gemm_row_sum_task(), "cuda"), "cuda");
+}
+
 TEST(ContrastivePrompt, AnInvalidTaskIsAnError) {
   auto p = with_exemplars();
   p.task.ops[0].args = {"nope"};

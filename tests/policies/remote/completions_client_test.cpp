@@ -106,6 +106,19 @@ TEST(CompletionsClient, ASilentServerTimesOutAndARefusedPortIsAnError) {
   EXPECT_NE(refused.message().find(closed_url), std::string::npos) << refused.message();
 }
 
+// A run that stops does not wait out a server that does not answer: the interrupt is polled while waiting.
+TEST(CompletionsClient, AnInterruptEndsTheWaitOnASilentServer) {
+  loopback_server silent([](const nlohmann::json&) { return std::make_pair(0, std::string()); });
+  completions_endpoint e;
+  e.url = silent.url();
+  e.timeout_s = 120;  // far beyond the test: only the interrupt can end it
+  int polls = 0;
+  auto out = request_completions(e, {}, [&] { return ++polls >= 3; });
+  ASSERT_FALSE(out);
+  EXPECT_NE(out.message().find("interrupted (the run is stopping)"), std::string::npos) << out.message();
+  EXPECT_EQ(polls, 3);
+}
+
 TEST(CompletionsClient, ATooLargeBodyAndBadUrlsAreErrors) {
   loopback_server big([](const nlohmann::json&) { return std::make_pair(200, std::string(100000, ' ')); });
   completions_endpoint e;

@@ -1,6 +1,8 @@
 #pragma once
 // A loopback HTTP server for the remote-policy tests: answers `requests` requests with a handler's (status,
 // body); with a status of 0 it reads the request and never answers (until the test ends).
+#include <sys/socket.h>
+
 #include <chrono>
 #include <functional>
 #include <future>
@@ -55,6 +57,9 @@ class loopback_server {
   }
   ~loopback_server() {
     release_.set_value();
+    // A blocked accept() returns once its listening socket is shut down (Linux); closing alone may not wake
+    // it, and a test that made fewer requests than it allowed would hang here.
+    ::shutdown(acceptor_.native_handle(), SHUT_RDWR);
     beast::error_code ec;
     acceptor_.close(ec);
     thread_.join();

@@ -1,0 +1,134 @@
+// A training run on KernelBench tasks (configs/kernelbench.yaml): problems written for the tests, a served
+// model played by a loopback server that answers each prompt with a correct ModelNew, one that writes its
+// input in place and one without code. Every answer goes through the pipeline and gets its verdict.
+
+#include <chrono>
+#include <filesystem>
+#include <set>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "runtime/storage/replay_store.hpp"
+#include "tests/cli/cli_support.hpp"
+#include "tests/policies/remote/loopback_server.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string data = std::string(CRUCIBLE_TEST_DATA_DIR) + "/kernelbench";
+const std::string config = std::string(CRUCIBLE_TEST_DATA_DIR) + "/../../configs/kernelbench.yaml";
+
+crucible::test::command_result crucible(const std::string& args) {
+  return crucible::test::run_command(std::string(CRUCIBLE_BINARY_DIR) + "/crucible " + args + " 2>&1");
+}
+
+std::string answer(const std::string& code) {
+  return "## Performance analysis\nOne pass.\n## Algorithm design\nclamp, then scale.\n## Code\n```python\n" +
+         code + "```\n";
+}
+
+const std::string correct = answer(
+    "import torch\nimport torch.nn as nn\n\nclass ModelNew(nn.Module):\n    def __init__(self, scale):\n"
+    "        super().__init__()\n        self.scale = scale\n\n    def forward(self, x):\n"
+    "        return torch.clamp_min(x, 0.0) * self.scale\n");
+const std::string in_place = answer(
+    "import torch\nimport torch.nn as nn\n\nclass ModelNew(nn.Module):\n    def __init__(self, scale):\n"
+    "        super().__init__()\n        self.scale = scale\n\n    def forward(self, x):\n"
+    "        return torch.relu_(x).mul_(self.scale)\n");
+const std::string no_code = "## Performance analysis\nI would fuse the two ops.\n";
+
+// Each prompt must show the problem's module and ask for ModelNew; n answers, in turn the three kinds.
+std::string last_prompt;
+std::pair<int, std::string> answers(const nlohmann::json& req) {
+  last_prompt = req.value("prompt", "");
+  nlohmann::json choices = nlohmann::json::array();
+  const std::string options[] = {correct, in_place, no_code};
+  for (int i = 0; i < req.value("n", 1); ++i)
+    choices.push_back({{"index", i},
+                       {"text", options[i % 3]},
+                       {"logprobs", {{"tokens", {"a"}}, {"token_logprobs", {-0.5}}}},
+                       {"finish_reason", "stop"}});
+  return {200, nlohmann::json{{"choices", choices}}.dump()};
+}
+
+TEST(TrainKernelBench, AServedModelsModelNewAnswersAreJudgedThroughThePipeline) {
+  // As many requests as the run makes (the server stops listening when the test ends).
+  crucible::policies::test::loopback_server server(answers, 1 << 20);
+  const std::string dir = crucible::test::fresh_temp_dir("train-kernelbench");
+  auto r =
+      crucible("train --config " + config + " --set run.dir=" + dir + " --set tasks.kernelbench_dir=" + data +
+               " --set tasks.include=[kb1_2_Scaled_relu] --set policy.remote.url=" + server.url() +
+               " --set run.max_steps=1 --set run.max_minutes=4 --set learner.group_size=3"
+               " --set async.groups_in_flight=1 --set benchmark.buckets=3 --set benchmark.trials=1"
+               " --set benchmark.seeds=2 --set benchmark.timeout_s=60");
+  if (r.out.find("no KernelBench support") != std::string::npos) GTEST_SKIP() << "built without Python";
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(last_prompt.find("## Task: kb1_2_Scaled_relu"), std::string::npos) << last_prompt;
+  EXPECT_NE(last_prompt.find("return torch.relu(x) * self.scale"), std::string::npos) << last_prompt;
+  EXPECT_NE(last_prompt.find("class ModelNew(nn.Module)"), std::string::npos) << last_prompt;
+  auto scored = crucible::runtime::replay_store::read_scored(dir + "/replay.sqlite");
+  ASSERT_TRUE(scored) << scored.message();
+  ASSERT_GE(scored->size(), 3u) << r.out;
+  std::set<std::string> outcomes;
+  for (const auto& c : *scored) {
+    outcomes.insert(c.judged.outcome);
+    if (c.cand.source.find("clamp_min") != std::string::npos) {
+      EXPECT_EQ(c.cand.language, "py");
+      EXPECT_EQ(c.judged.outcome, "pass") << c.cand.id << " " << c.bench.error;
+    } else if (c.cand.source.find("relu_") != std::string::npos) {
+      EXPECT_EQ(c.judged.outcome, "hack") << c.cand.id;
+      EXPECT_EQ(c.judged.flags, std::vector<std::string>{"input_mutated"}) << c.cand.id;
+    } else {
+      EXPECT_EQ(c.judged.outcome, "format") << c.cand.id;
+      EXPECT_NE(c.cand.format_error.find("no fenced Python code block"), std::string::npos)
+          << c.cand.format_error;
+    }
+  }
+  EXPECT_EQ(outcomes, (std::set<std::string>{"pass", "hack", "format"})) << r.out;
+  auto report = crucible("report " + dir);
+  EXPECT_EQ(report.exit_code, 0) << report.out;
+  EXPECT_NE(report.out.find("fast_1"), std::string::npos) << report.out;
+}
+
+// A served model that never answers holds up nothing: once the run has drained, the generator's wait ends
+// (policy::set_interrupt). Before, each queued prompt waited out policy.remote.timeout_s (here an hour).
+TEST(TrainKernelBench, AServerThatNeverAnswersDoesNotHoldUpTheEnd) {
+  crucible::policies::test::loopback_server silent(
+      [](const nlohmann::json&) { return std::make_pair(0, std::string()); });
+  const std::string dir = crucible::test::fresh_temp_dir("train-kernelbench-silent");
+  const auto t0 = std::chrono::steady_clock::now();
+  auto r =
+      crucible("train --config " + config + " --set run.dir=" + dir + " --set tasks.kernelbench_dir=" + data +
+               " --set policy.remote.url=" + silent.url() +
+               " --set policy.remote.timeout_s=3600 --set run.max_minutes=0.2 --set run.shutdown_grace_s=2");
+  if (r.out.find("no KernelBench support") != std::string::npos) GTEST_SKIP() << "built without Python";
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("0 lost"), std::string::npos) << r.out;
+  // Not a speed bound: the failure this guards against takes the timeout (an hour) per queued prompt.
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::minutes(10));
+}
+
+// What cannot train on KernelBench tasks says so before anything starts: the program policy (it writes C-ABI
+// kernels), the sft stage (its corpus is the program policy's), a folder that is no checkout.
+TEST(TrainKernelBench, WhatCannotWriteModelNewIsRefusedBeforeTheRun) {
+  auto program = crucible("train --dry-run --set tasks.kernelbench_dir=" + data);
+  if (program.out.find("no KernelBench support") != std::string::npos) GTEST_SKIP() << "built without Python";
+  EXPECT_EQ(program.exit_code, 2) << program.out;
+  EXPECT_NE(program.out.find("set policy.kind to lm or remote"), std::string::npos) << program.out;
+  auto sft = crucible("train --dry-run --config " + config + " --set tasks.kernelbench_dir=" + data +
+                      " --set stages=[sft,contrastive]");
+  EXPECT_EQ(sft.exit_code, 2) << sft.out;
+  EXPECT_NE(sft.out.find("the sft stage"), std::string::npos) << sft.out;
+  auto missing =
+      crucible("train --dry-run --config " + config + " --set tasks.kernelbench_dir=" + data + "/none");
+  EXPECT_EQ(missing.exit_code, 2) << missing.out;
+  EXPECT_NE(missing.out.find("tasks.kernelbench_dir:"), std::string::npos) << missing.out;
+  auto ok = crucible("train --dry-run --config " + config + " --set tasks.kernelbench_dir=" + data);
+  EXPECT_EQ(ok.exit_code, 0) << ok.out;
+  EXPECT_NE(ok.out.find("kb1_2_Scaled_relu"), std::string::npos) << ok.out;
+}
+
+}  // namespace

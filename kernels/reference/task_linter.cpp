@@ -13,6 +13,7 @@
 
 #include "kernels/reference/output_check.hpp"
 #include "kernels/reference/reference_executor.hpp"
+#include "kernels/reference/torch_dtypes.hpp"
 #include "kernels/task/chain_shapes.hpp"
 
 namespace crucible::kernels {
@@ -24,7 +25,8 @@ std::string fmt(const char* format, double v) {
   return buf;
 }
 
-// The elements of a floating tensor as doubles (the linter works on outputs of at most a few million).
+// The elements of a tensor as doubles, whatever its dtype (an argmax's output is int64); the linter works on
+// outputs of at most a few million.
 std::vector<double> values_of(const host_tensor& t) {
   std::vector<double> out(static_cast<size_t>(t.numel()));
   if (t.dtype() == "float32") {
@@ -32,9 +34,8 @@ std::vector<double> values_of(const host_tensor& t) {
   } else if (t.dtype() == "float64") {
     std::copy(t.as<double>(), t.as<double>() + t.numel(), out.begin());
   } else {
-    const at::ScalarType type = t.dtype() == "float16" ? at::kHalf : at::kBFloat16;
     at::from_blob(out.data(), t.shape(), at::kDouble)
-        .copy_(at::from_blob(const_cast<void*>(t.data()), t.shape(), type));
+        .copy_(at::from_blob(const_cast<void*>(t.data()), t.shape(), scalar_type_of(t.dtype())));
   }
   return out;
 }

@@ -131,6 +131,15 @@ TEST(TasksCommand, LintsKernelBenchProblemsOnTheirOutputs) {
                                                         "    return [torch.randn(8, 32)]\n"
                                                         "def get_init_inputs():\n"
                                                         "    return []\n";
+  // An integer output (an argmax) is read as integers, not as the bytes of a float.
+  std::ofstream(dir / "level1" / "3_Argmax.py") << "import torch\n"
+                                                   "class Model(torch.nn.Module):\n"
+                                                   "    def forward(self, x):\n"
+                                                   "        return torch.argmax(x, dim=1)\n"
+                                                   "def get_inputs():\n"
+                                                   "    return [torch.randn(8, 32)]\n"
+                                                   "def get_init_inputs():\n"
+                                                   "    return []\n";
   auto r = run("tasks --kernelbench " + dir.string() + " --lint --device cpu --runs 1");
   if (r.out.find("no KernelBench support") != std::string::npos) GTEST_SKIP() << "built without Python";
   EXPECT_EQ(r.exit_code, 1) << r.out;
@@ -141,6 +150,8 @@ TEST(TasksCommand, LintsKernelBenchProblemsOnTheirOutputs) {
   EXPECT_NE(r.out.find("kb1_1_Softmax_sum: output does not depend on the inputs"), std::string::npos)
       << r.out;
   EXPECT_EQ(r.out.find("kb1_2_Scaled_relu: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("| int64 [8] |"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("kb1_3_Argmax: "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("1 with lint problems"), std::string::npos) << r.out;
   fs::remove_all(dir);
 }

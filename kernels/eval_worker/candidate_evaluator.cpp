@@ -228,8 +228,20 @@ class cpu_backend final : public device_backend {
 
   double timed_baseline(baseline, size_t k, const std::string&) override {
     flush();
+    // A KernelBench candidate returns a new tensor, which its host copies into the output region (the ABI);
+    // the reference's eager call makes the same copy, into a buffer of its own written just before as the
+    // candidate's output is poisoned, so both sides do the same work (without it, an A/A run measured ReLU
+    // at 0.6x of itself).
+    cru_tensor out_view{};
+    const cru_tensor* out = nullptr;
+    if (!req_.task.module.empty()) {
+      if (baseline_out_.empty()) baseline_out_ = ref_.make_output();
+      poison_random(baseline_out_.data(), ref_.output_dtype(), baseline_out_.numel(), rng_());
+      out_view = baseline_out_.view();
+      out = &out_view;
+    }
     const double t0 = thread_cpu_ms();
-    ref_.run_views(slots_[k].in, nullptr, -1);
+    ref_.run_views(slots_[k].in, out, -1);
     return thread_cpu_ms() - t0;
   }
 
@@ -413,6 +425,7 @@ class cpu_backend final : public device_backend {
   const eval_options& opt_;
   const reference_model& ref_;
   candidate_process& host_;
+  host_tensor baseline_out_;  ///< where a KernelBench reference copies its result when timed
   cache_flusher* flusher_;
   bench_result& r_;
   std::vector<slot> slots_;

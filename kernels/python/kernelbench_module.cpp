@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iterator>
 
+#include <ATen/Context.h>
 #include <pybind11/embed.h>
 #include <pybind11/stl.h>
 #include <torch/csrc/autograd/python_variable.h>
@@ -187,10 +188,29 @@ expected<std::vector<at::Tensor>> kernelbench_inputs(kernelbench_module& module,
   return out;
 }
 
+namespace {
+
+// oneDNN builds its CPU kernels at run time (JIT: executable memory), which the candidate's sandbox refuses:
+// an honest F.gelu failed there with "could not create a primitive". Every forward pass, the reference's
+// and the candidate's alike, runs on ATen's own kernels, so both sides run the same code.
+class without_onednn {
+ public:
+  without_onednn() : before_(at::globalContext().userEnabledMkldnn()) {
+    at::globalContext().setUserEnabledMkldnn(false);
+  }
+  ~without_onednn() { at::globalContext().setUserEnabledMkldnn(before_); }
+
+ private:
+  bool before_;
+};
+
+}  // namespace
+
 expected<at::Tensor> kernelbench_forward(kernelbench_module& module, const std::vector<at::Tensor>& inputs) {
   auto& m = module.inner();
   if (!module.instantiated())
     return make_error(python_error(m.path, std::runtime_error("the model is not built")));
+  without_onednn same_kernels_both_sides;
   try {
     py::tuple args(inputs.size());
     for (size_t i = 0; i < inputs.size(); ++i) args[i] = py::cast(inputs[i]);

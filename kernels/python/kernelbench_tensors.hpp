@@ -21,7 +21,9 @@ std::string describe(const at::Tensor& t);
 expected<std::vector<at::Tensor>> kernelbench_inputs(kernelbench_module& m, uint64_t seed,
                                                      const kernelbench_module* problem = nullptr);
 
-/// The model's forward pass on `inputs` (no autograd); an error when it raises or returns no tensor.
+/// The model's forward pass on `inputs` (no autograd), with oneDNN off (its JIT needs executable memory,
+/// which the candidate's sandbox refuses; the reference runs the same way); an error when it raises or
+/// returns no tensor.
 expected<at::Tensor> kernelbench_forward(kernelbench_module& m, const std::vector<at::Tensor>& inputs);
 
 }  // namespace crucible::kernels

@@ -139,5 +139,26 @@ TEST(KernelBenchEvaluation, ASyntaxErrorIsALoadErrorThatNamesTheFile) {
   EXPECT_NE(e.judged.outcome, "pass");
 }
 
+// A/A on an op that PyTorch runs through oneDNN by default (F.gelu on the CPU): oneDNN builds its kernel at
+// run time in executable memory, which the candidate's sandbox refuses, and the reference itself was judged a
+// hack (sandbox_violation, "could not create a primitive"). Both sides now run ATen's own kernels.
+TEST(KernelBenchEvaluation, AProblemSubmittedAsItsOwnCandidatePassesEvenThroughOneDnnOps) {
+  const std::string problem =
+      "import torch\n"
+      "class Model(torch.nn.Module):\n"
+      "    def forward(self, x):\n"
+      "        return torch.nn.functional.gelu(x)\n"
+      "def get_inputs():\n"
+      "    return [torch.randn(16, 4096)]\n"
+      "def get_init_inputs():\n"
+      "    return []\n";
+  auto task = kernelbench_task_from_source("gelu.py", problem, "kb_gelu");
+  ASSERT_TRUE(task) << task.message();
+  auto e =
+      evaluate_source(*task, problem + "\nModelNew = Model\n", test::test_config(), &test::shared_runner());
+  EXPECT_EQ(e.judged.outcome, "pass") << describe(e);
+  EXPECT_TRUE(e.bench.evidence.empty()) << describe(e);
+}
+
 }  // namespace
 }  // namespace crucible::kernels

@@ -4,9 +4,10 @@
 // get_init_inputs and get_inputs). Then the candidate's part runs under the loading seal (no threads,
 // processes, file writes or executable memory): its module executed, ModelNew built under the problem's
 // seed, one forward pass on the problem's inputs so lazy imports and first-use set-up happen now. Then the
-// census, the seccomp allowlist, the process probes armed, and the same call loop as every host
-// (host_runtime.hpp): each call wraps the shared regions as tensors (the inputs read-only: an in-place op on
-// them faults and is reported), runs forward() and copies its result into the output region.
+// census, the seccomp allowlist, the process probes armed (torch.utils.cpp_extension's run-time builds
+// refused with an error beforehand), and the same call loop as every host (host_runtime.hpp): each call wraps
+// the shared regions as tensors (the inputs read-only: an in-place op on them faults and is reported), runs
+// forward() and copies its result into the output region.
 #include <malloc.h>
 #include <unistd.h>
 
@@ -18,6 +19,7 @@
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
+#include <pybind11/embed.h>
 
 #include "kernels/abi/crucible_abi.h"
 #include "kernels/candidate_host/host_protocol.hpp"
@@ -51,6 +53,26 @@ int python_forward(const cru_context*, const cru_tensor* in, int32_t n, cru_tens
     throw std::runtime_error("ModelNew returned " + kb::describe(*y) + ", the reference " + kb::describe(o));
   o.copy_(*y);
   return 0;
+}
+
+// torch.utils.cpp_extension builds an extension at run time: it writes sources and starts a compiler, which
+// the sandbox refuses, and the refusal would read as a hack (sandbox_violation) against an honest candidate.
+// Until such builds run as a step outside the sandbox, asking for one raises an error that says so: a
+// candidate with a fallback is measured as what it then runs, one without fails with that message.
+std::string refuse_extension_builds() {
+  try {
+    pybind11::exec(R"(
+import torch.utils.cpp_extension as _extensions
+def _not_here(*args, **kwargs):
+    raise RuntimeError("building a C++/CUDA extension at run time (torch.utils.cpp_extension) is not "
+                       "supported by Crucible's KernelBench host on this target yet")
+for _name in ("load", "load_inline"):
+    setattr(_extensions, _name, _not_here)
+)");
+  } catch (const std::exception& e) {
+    return std::string("torch.utils.cpp_extension: ") + e.what();
+  }
+  return {};
 }
 
 // The candidate's part of loading, under the loading seal. The warm-up pass's failure is not the load's:
@@ -89,6 +111,7 @@ int main(int argc, char** argv) {
     else
       err = "the problem module: " + p.message();
   }
+  if (err.empty()) err = refuse_extension_builds();
   const int own_threads = err.empty() ? runtime::count_threads() : 0;
   if (err.empty()) err = sandbox::seal_for_loading();
   if (err.empty()) err = load_candidate(argv[1], *problem);

@@ -160,5 +160,43 @@ TEST(KernelBenchEvaluation, AProblemSubmittedAsItsOwnCandidatePassesEvenThroughO
   EXPECT_TRUE(e.bench.evidence.empty()) << describe(e);
 }
 
+// A run-time extension build (torch.utils.cpp_extension, the usual KernelBench style) would write files and
+// start a compiler, which the sandbox refuses; it raises an error that says so instead, so an honest
+// candidate is never a sandbox_violation for it: with a fallback it is measured as what it runs.
+TEST(KernelBenchEvaluation, ARunTimeExtensionBuildIsAnErrorNotAHack) {
+  const std::string build =
+      "import torch\n"
+      "from torch.utils.cpp_extension import load_inline\n"
+      "class ModelNew(torch.nn.Module):\n"
+      "    def __init__(self, scale):\n"
+      "        super().__init__()\n"
+      "        self.scale = scale\n"
+      "        self.ext = None\n"
+      "    def forward(self, x):\n"
+      "        if self.ext is None:\n"
+      "            self.ext = load_inline(name='k', cpp_sources='', cuda_sources='', functions=[])\n"
+      "        return self.ext.k(x)\n";
+  const std::string fallback =
+      "import torch\n"
+      "from torch.utils.cpp_extension import load_inline\n"
+      "try:\n"
+      "    ext = load_inline(name='k', cpp_sources='int k() { return 0; }', functions=['k'])\n"
+      "except Exception:\n"
+      "    ext = None\n"
+      "class ModelNew(torch.nn.Module):\n"
+      "    def __init__(self, scale):\n"
+      "        super().__init__()\n"
+      "        self.scale = scale\n"
+      "    def forward(self, x):\n"
+      "        return torch.relu(x) * self.scale\n";
+  auto failing = evaluate_source(scaled_relu(), build, test::test_config(), &test::shared_runner());
+  EXPECT_NE(failing.judged.outcome, "hack") << describe(failing);
+  EXPECT_TRUE(failing.bench.evidence.empty()) << describe(failing);
+  EXPECT_NE(failing.bench.error.find("not supported by Crucible's KernelBench host"), std::string::npos)
+      << describe(failing);
+  auto with_fallback = evaluate_source(scaled_relu(), fallback, test::test_config(), &test::shared_runner());
+  EXPECT_EQ(with_fallback.judged.outcome, "pass") << describe(with_fallback);
+}
+
 }  // namespace
 }  // namespace crucible::kernels

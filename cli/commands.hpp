@@ -76,6 +76,8 @@ struct rejudge_args {
   bool self_check = false;  ///< --aa: each problem's Model as its own candidate
   int level = 0;            ///< 0: every level
   int limit = 0;            ///< 0: every kernel
+  std::string target = "cpu";
+  int device = -1;  ///< CUDA device; -1: the config's cuda.devices[0]
   std::string json_path, markdown_path;
   std::string config_path;
   std::vector<std::string> overrides;

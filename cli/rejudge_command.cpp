@@ -9,6 +9,7 @@
 #include "runtime/config/config.hpp"
 #ifdef CRUCIBLE_WITH_PYTHON
 #include "kernels/eval/evaluate.hpp"
+#include "kernels/python/embedded_python.hpp"
 #include "kernels/python/kernelbench_reference.hpp"
 #include "kernels/rejudge/rejudge_report.hpp"
 #include "kernels/verify/verdict_vocabulary.hpp"
@@ -97,10 +98,13 @@ bool write_file(const std::string& path, const std::string& text) {
 
 int rejudge_command(const rejudge_args& args) {
   auto overrides = args.overrides;
-  overrides.insert(overrides.begin(), "target=cpu");
-  auto cfg = !args.config_path.empty() ? runtime::load_config(args.config_path, overrides)
-                                       : runtime::parse_config(runtime::embedded_default_config(), overrides,
-                                                               "embedded configs/local.yaml");
+  overrides.insert(overrides.begin(), "target=" + args.target);
+  const bool cuda = args.target == "cuda";
+  auto cfg = !args.config_path.empty()
+                 ? runtime::load_config(args.config_path, overrides)
+                 : runtime::parse_config(
+                       cuda ? runtime::embedded_gpu_config() : runtime::embedded_default_config(), overrides,
+                       cuda ? "embedded configs/gpu.yaml" : "embedded configs/local.yaml");
   if (!cfg) {
     std::cerr << "crucible rejudge: " << cfg.message() << "\n";
     return 2;
@@ -113,7 +117,8 @@ int rejudge_command(const rejudge_args& args) {
   auto list = std::move(*kernels_in);
   if (args.limit > 0 && list.size() > static_cast<size_t>(args.limit))
     list.resize(static_cast<size_t>(args.limit));
-  const auto ec = actors::evaluation_config_of(*cfg);
+  auto ec = actors::evaluation_config_of(*cfg);
+  if (cuda) ec.worker.device = args.device >= 0 ? args.device : static_cast<int>(cfg->cuda.devices.front());
   kernels::bench_runner runner(ec.worker, ec.runner);
   std::vector<kernels::rejudged_kernel> rows;
   for (size_t i = 0; i < list.size(); ++i) {
@@ -128,8 +133,8 @@ int rejudge_command(const rejudge_args& args) {
   }
   kernels::rejudge_header h;
   h.source = args.self_check ? args.kernelbench : args.input;
-  h.target = "cpu";
-  h.device = cpu_model();
+  h.target = args.target;
+  h.device = cuda ? kernels::python_cuda_device_name(ec.worker.device) : cpu_model();
   h.self_check = args.self_check;
   const auto summary = kernels::summarize_rejudged(rows);
   const std::string md = kernels::rejudge_markdown(h, rows, summary);

@@ -76,6 +76,10 @@ find_package(pybind11 CONFIG QUIET)
 find_library(CRUCIBLE_TORCH_PYTHON torch_python HINTS ${TORCH_INSTALL_PREFIX}/lib)
 if(Python3_Development.Embed_FOUND AND pybind11_FOUND AND CRUCIBLE_TORCH_PYTHON)
   set(CRUCIBLE_PYTHON ON)
+  # Where the configured interpreter finds torch (a virtual environment's site-packages on the GPU machine),
+  # added to the embedded interpreter's path when it starts (kernels/python/embedded_python.cpp).
+  execute_process(COMMAND ${Python3_EXECUTABLE} -c "import site; print(':'.join(site.getsitepackages()))"
+                  OUTPUT_VARIABLE CRUCIBLE_PYTHON_SITE OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
   message(STATUS "KernelBench support: Python ${Python3_VERSION}, pybind11 ${pybind11_VERSION}, ${CRUCIBLE_TORCH_PYTHON}")
 else()
   set(CRUCIBLE_PYTHON OFF)

@@ -1,5 +1,7 @@
 #include "kernels/python/embedded_python.hpp"
 
+#include <string>
+
 #include <pybind11/embed.h>
 #include <torch/version.h>
 
@@ -16,6 +18,17 @@ status start() {
     return make_error(std::string("cannot start Python: ") + e.what());
   }
   try {
+#ifdef CRUCIBLE_PYTHON_SITE
+    // The site folders of the interpreter the build was configured with (a virtual environment's PyTorch on
+    // the GPU machine): the embedded interpreter starts from the system prefix and would not see them.
+    const std::string sites = CRUCIBLE_PYTHON_SITE;
+    for (size_t at = 0; at < sites.size();) {
+      size_t end = sites.find(':', at);
+      if (end == std::string::npos) end = sites.size();
+      if (end > at) py::module_::import("site").attr("addsitedir")(sites.substr(at, end - at));
+      at = end + 1;
+    }
+#endif
     auto torch = py::module_::import("torch");
     const auto version = torch.attr("__version__").cast<std::string>();
     // The Python torch must drive the libtorch this process links (same major.minor).
@@ -44,6 +57,17 @@ bool python_cuda_available() {
     return py::module_::import("torch").attr("cuda").attr("is_available")().cast<bool>();
   } catch (const std::exception&) {
     return false;
+  }
+}
+
+std::string python_cuda_device_name(int device) {
+  const std::string fallback = "CUDA device " + std::to_string(device);
+  if (!start_python()) return fallback;
+  try {
+    auto name = py::module_::import("torch").attr("cuda").attr("get_device_name")(device).cast<std::string>();
+    return name + " (device " + std::to_string(device) + ")";
+  } catch (const std::exception&) {
+    return fallback;
   }
 }
 

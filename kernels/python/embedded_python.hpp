@@ -3,6 +3,8 @@
 // modules and candidates. One interpreter per process, started on first use with torch imported — the
 // Python torch whose libtorch is the one this process links (Debian's python3-torch beside libtorch; the
 // GPU machine's PyTorch beside its LibTorch), so tensors pass between the two without copies.
+#include <string>
+
 #include "messages/expected.hpp"
 
 namespace crucible::kernels {
@@ -14,5 +16,8 @@ status start_python();
 
 /// Whether Python's torch sees a CUDA device (false when Python does not start).
 bool python_cuda_available();
+
+/// "NVIDIA H200 (device 0)" as Python's torch names it; "CUDA device 0" when it cannot.
+std::string python_cuda_device_name(int device);
 
 }  // namespace crucible::kernels

@@ -13,17 +13,13 @@
 #include <torch/csrc/utils/pybind.h>
 
 #include "kernels/python/embedded_python.hpp"
+#include "kernels/python/kernelbench_module_impl.hpp"
 #include "kernels/python/kernelbench_tensors.hpp"
 #include "kernels/reference/torch_dtypes.hpp"
 
 namespace py = pybind11;
 
 namespace crucible::kernels {
-
-struct kernelbench_module::impl {
-  std::string path, class_name, device;
-  py::object module, cls, get_inputs, get_init_inputs, model;
-};
 
 namespace {
 
@@ -152,9 +148,11 @@ status kernelbench_module::instantiate(uint64_t seed, const std::string& device,
   return {};
 }
 
-at::Tensor tensor_of_view(const cru_tensor& v) {
+at::Tensor tensor_of_view(const cru_tensor& v, int device) {
   std::vector<int64_t> shape(v.shape, v.shape + v.ndim), stride(v.stride, v.stride + v.ndim);
-  return at::from_blob(v.data, shape, stride, at::TensorOptions().dtype(scalar_type_of_code(v.dtype)));
+  auto options = at::TensorOptions().dtype(scalar_type_of_code(v.dtype));
+  if (device >= 0) options = options.device(at::kCUDA, static_cast<c10::DeviceIndex>(device));
+  return at::from_blob(v.data, shape, stride, options);
 }
 
 std::string describe(const at::Tensor& t) {

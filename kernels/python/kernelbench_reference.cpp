@@ -8,8 +8,12 @@
 
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
+#include <pybind11/embed.h>
+#include <pybind11/stl.h>
+#include <torch/csrc/utils/pybind.h>
 
 #include "kernels/python/kernelbench_module.hpp"
+#include "kernels/python/kernelbench_module_impl.hpp"
 #include "kernels/python/kernelbench_tensors.hpp"
 #include "kernels/reference/torch_dtypes.hpp"
 #include "kernels/task/op_catalog.hpp"
@@ -19,6 +23,84 @@ namespace crucible::kernels {
 namespace {
 
 constexpr double heavy_clip = 1e3;
+
+namespace py = pybind11;
+
+// The fingerprint's Python side. A scope is a namespace (a module's dict, a class's, a submodule's own
+// attributes and its parameter, buffer and child stores) with the keys it had and the identity of what each
+// was bound to. Only bindings are kept — functions, classes, modules, tensors, the stores —, never plain
+// values, which honest code changes (counters, flags, caches). Importing torch._dynamo (and Triton) first:
+// they rebind some of torch's functions when imported, which a candidate that uses torch.compile would
+// otherwise be blamed for.
+constexpr const char* watch_source = R"PY(
+import sys, types, torch
+for _name in ("torch._dynamo", "triton"):
+    try:
+        __import__(_name)
+    except Exception:
+        pass
+
+def _bound(v):
+    return isinstance(v, (types.ModuleType, torch.Tensor, dict)) or callable(v)
+
+def _scope(scopes, tag, d):
+    keys = [k for k, v in list(d.items()) if _bound(v)]
+    scopes.append((tag, d, keys, [id(d.get(k)) for k in keys]))
+
+def take(model, problem):
+    scopes = []
+    for name in [n for n in list(sys.modules) if n == "torch" or n.startswith("torch.")]:
+        m = sys.modules.get(name)
+        if isinstance(m, types.ModuleType):
+            _scope(scopes, name, vars(m))
+    classes = {torch.Tensor, torch._C.TensorBase, torch.nn.Module}
+    for sub in model.modules():
+        classes.update(type(sub).__mro__)
+    classes.discard(object)
+    for c in classes:
+        _scope(scopes, c.__module__ + "." + c.__qualname__, vars(c))
+    _scope(scopes, "the problem's module", vars(problem))
+    for name, sub in model.named_modules():
+        tag = "model" + ("." + name if name else "")
+        _scope(scopes, tag, vars(sub))
+        for store in ("_parameters", "_buffers", "_modules"):
+            inner = vars(sub).get(store)
+            if isinstance(inner, dict):
+                _scope(scopes, tag + "." + store, inner)
+    return scopes
+
+def changes(scopes, limit=4):
+    out = []
+    for tag, d, keys, ids in scopes:
+        if list(map(id, map(d.get, keys))) != ids:
+            out += [tag + "." + str(k) for k, was in zip(keys, ids) if id(d.get(k)) != was]
+            if len(out) >= limit:
+                break
+    return out[:limit]
+)PY";
+
+// Made once and never released (the interpreter is never finalized; a static's destructor at exit would
+// touch Python without the GIL).
+py::object watch_module() {
+  static py::object* m = nullptr;
+  if (!m) {
+    py::object made = py::module_::import("types").attr("ModuleType")("crucible_watch");
+    py::exec(watch_source, made.attr("__dict__"));
+    m = new py::object(std::move(made));
+  }
+  return *m;
+}
+
+// Equal values, NaNs where the other has them counting as equal.
+bool same_values(const at::Tensor& a, const at::Tensor& b) {
+  if (a.sizes() != b.sizes() || a.scalar_type() != b.scalar_type()) return false;
+  if (!at::isFloatingType(a.scalar_type())) return at::equal(a, b);
+  return at::equal(a.isnan(), b.isnan()) && at::equal(at::nan_to_num(a, 0.0), at::nan_to_num(b, 0.0));
+}
+
+std::string device_name(int device) {
+  return device < 0 ? "cpu" : "cuda:" + std::to_string(device);
+}
 
 }  // namespace
 
@@ -61,23 +143,30 @@ expected<task_spec> kernelbench_task_from_source(const std::string& file_name, c
   return t;
 }
 
-struct kernelbench_reference::impl {
+// Hidden: it holds pybind11 objects, whose types are.
+struct __attribute__((visibility("hidden"))) kernelbench_reference::impl {
   task_spec task;
+  int device = -1;
   std::unique_ptr<kernelbench_module> module;
   std::vector<int64_t> output_shape;
   std::string output_dtype;
+  py::object scopes;  ///< watch()'s fingerprint (None before it)
+  std::vector<std::pair<std::string, at::Tensor>>
+      pristine;  ///< parameters and buffers, copies of their values
 };
 
 kernelbench_reference::kernelbench_reference(std::unique_ptr<impl> p) : impl_(std::move(p)) {}
 kernelbench_reference::~kernelbench_reference() = default;
 
-expected<std::unique_ptr<kernelbench_reference>> kernelbench_reference::create(const task_spec& task) {
+expected<std::unique_ptr<kernelbench_reference>> kernelbench_reference::create(const task_spec& task,
+                                                                               int device) {
   if (task.module.empty()) return make_error("task '" + task.name + "' has no KernelBench module");
   auto m = kernelbench_module::from_source(task.name + ".py", task.module);
   if (!m) return m.err();
-  if (auto st = m->instantiate(kernelbench_model_seed, "cpu"); !st) return st.err();
+  if (auto st = m->instantiate(kernelbench_model_seed, device_name(device)); !st) return st.err();
   auto p = std::make_unique<impl>();
   p->task = task;
+  p->device = device;
   p->module = std::make_unique<kernelbench_module>(std::move(*m));
   auto inputs = kernelbench_inputs(*p->module, 0);
   if (!inputs) return inputs.err();
@@ -105,7 +194,9 @@ host_tensor kernelbench_reference::make_output() const {
 
 void kernelbench_reference::fill_inputs(const std::vector<cru_tensor>& dst, uint64_t seed,
                                         input_variant variant, int device) const {
-  if (device >= 0) throw std::invalid_argument("kernelbench_reference: host memory only");
+  if (device != impl_->device)
+    throw std::invalid_argument("kernelbench_reference: built for " + device_name(impl_->device) +
+                                ", views on " + device_name(device));
   auto drawn = kernelbench_inputs(*impl_->module, seed);
   if (!drawn) throw std::runtime_error(drawn.message());
   if (drawn->size() != dst.size())
@@ -113,8 +204,8 @@ void kernelbench_reference::fill_inputs(const std::vector<cru_tensor>& dst, uint
                                 std::to_string(drawn->size()) + " inputs");
   auto gen = at::detail::createCPUGenerator(seed ^ 0x6b62ull);
   for (size_t i = 0; i < dst.size(); ++i) {
-    at::Tensor x = (*drawn)[i];
-    at::Tensor to = tensor_of_view(dst[i]);
+    at::Tensor x = (*drawn)[i].cpu();  // the heavy tail is drawn on the CPU, the same on either device
+    at::Tensor to = tensor_of_view(dst[i], device);
     if (x.sizes() != to.sizes() || x.scalar_type() != to.scalar_type())
       throw std::invalid_argument("kernelbench_reference: get_inputs()[" + std::to_string(i) + "] drew " +
                                   describe(x) + ", the task describes " + describe(to));
@@ -131,18 +222,69 @@ void kernelbench_reference::fill_inputs(const std::vector<cru_tensor>& dst, uint
 
 void kernelbench_reference::run_views(const std::vector<cru_tensor>& inputs, const cru_tensor* out,
                                       int device) const {
-  if (device >= 0) throw std::invalid_argument("kernelbench_reference: host memory only");
+  if (device != impl_->device)
+    throw std::invalid_argument("kernelbench_reference: built for " + device_name(impl_->device) +
+                                ", views on " + device_name(device));
   std::vector<at::Tensor> xs;
   xs.reserve(inputs.size());
-  for (const auto& v : inputs) xs.push_back(tensor_of_view(v));
+  for (const auto& v : inputs) xs.push_back(tensor_of_view(v, device));
   auto y = kernelbench_forward(*impl_->module, xs);
   if (!y) throw std::runtime_error(y.message());
   if (!out) return;
-  at::Tensor o = tensor_of_view(*out);
+  at::Tensor o = tensor_of_view(*out, device);
   if (y->sizes() != o.sizes() || y->scalar_type() != o.scalar_type())
     throw std::runtime_error(impl_->task.name + ": forward() returned " + describe(*y) + ", first " +
                              describe(o));
   o.copy_(*y);
+}
+
+std::string kernelbench_reference::watch() {
+  auto& p = *impl_;
+  try {
+    auto& m = p.module->inner();
+    p.scopes = watch_module().attr("take")(m.model, m.module);
+    p.pristine.clear();
+    for (const char* kind : {"named_parameters", "named_buffers"}) {
+      for (py::handle item : m.model.attr(kind)()) {
+        auto pair = item.cast<py::tuple>();
+        p.pristine.emplace_back(pair[0].cast<std::string>(), pair[1].cast<at::Tensor>().detach().clone());
+      }
+    }
+  } catch (const std::exception& e) {
+    p.scopes = py::object();
+    return std::string("the reference's fingerprint could not be taken: ") + e.what();
+  }
+  return {};
+}
+
+std::string kernelbench_reference::changes() const {
+  const auto& p = *impl_;
+  if (!p.scopes) return {};
+  std::string out;
+  auto add = [&](const std::string& what) { out += (out.empty() ? "" : "; ") + what; };
+  try {
+    auto rebound = watch_module().attr("changes")(p.scopes).cast<std::vector<std::string>>();
+    for (const auto& r : rebound) add(r + " rebound or removed");
+    auto& m = p.module->inner();
+    size_t k = 0;
+    for (const char* kind : {"named_parameters", "named_buffers"}) {
+      for (py::handle item : m.model.attr(kind)()) {
+        auto pair = item.cast<py::tuple>();
+        const std::string name = pair[0].cast<std::string>();
+        at::Tensor now = pair[1].cast<at::Tensor>();
+        if (k >= p.pristine.size() || p.pristine[k].first != name) {
+          add("the model's " + std::string(kind + 6) + " changed (" + name + ")");
+          return out;
+        }
+        const at::Tensor& was = p.pristine[k++].second;
+        if (!same_values(now, was)) add("the values of the model's '" + name + "' changed");
+      }
+    }
+    if (k != p.pristine.size()) add("the model lost parameters or buffers");
+  } catch (const std::exception& e) {
+    add(std::string("the reference's fingerprint cannot be compared: ") + e.what());
+  }
+  return out;
 }
 
 }  // namespace crucible::kernels

@@ -1,8 +1,10 @@
 #pragma once
 // A KernelBench problem as a Crucible task: the task_spec that describes it (its inputs as get_inputs()
 // draws them, KernelBench's tolerances, the file's source as task.module), and its Model as the evaluation
-// protocol's reference (reference_model.hpp), run in the worker's embedded CPython on the CPU. Candidates
-// (`ModelNew`) run in a sealed process of their own (kernels/kernelbench_host), never beside it.
+// protocol's reference (reference_model.hpp), run in the worker's embedded CPython. On the CPU, candidates
+// (`ModelNew`) run in a sealed process of their own (kernels/kernelbench_host), never beside it; on CUDA
+// they run beside it in the worker (kernelbench_candidate.hpp), which then watches what the reference
+// computes with (watch(), changes()).
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -30,24 +32,35 @@ expected<task_spec> kernelbench_task(const std::string& path, const std::string&
 expected<task_spec> kernelbench_task_from_source(const std::string& file_name, const std::string& source,
                                                  const std::string& name);
 
-/// The reference of a task whose module is set. Input values: `nominal` is get_inputs() under
+/// The reference of a task whose module is set, on the CPU (device < 0) or a CUDA device. Input values: `nominal` is get_inputs() under
 /// torch.manual_seed(seed); `heavy_tailed` multiplies each floating input by 1 + |t| (t Student-t with 2
 /// degrees of freedom, clipped to 1e3, drawn from the seed), so signs and zeros stay where the module's
 /// generators put them while magnitudes spread over three decades. Not thread-safe (Python's one thread).
 class kernelbench_reference final : public reference_model {
  public:
-  /// Builds task.module's Model under kernelbench_model_seed; its output described by one forward pass.
-  static expected<std::unique_ptr<kernelbench_reference>> create(const task_spec& task);
+  /// Builds task.module's Model under kernelbench_model_seed on `device` (< 0: the CPU); its output
+  /// described by one forward pass.
+  static expected<std::unique_ptr<kernelbench_reference>> create(const task_spec& task, int device = -1);
   ~kernelbench_reference() override;
 
   const std::vector<int64_t>& output_shape() const override;
   const std::string& output_dtype() const override;
   host_tensor make_output() const override;
-  /// Host memory only (device < 0): std::invalid_argument otherwise, or when a view does not match.
+  /// Views on the device the reference was built for (std::invalid_argument otherwise, or when a view does
+  /// not match). Values are drawn on the CPU by get_inputs(), the same on either device.
   void fill_inputs(const std::vector<cru_tensor>& dst, uint64_t seed, input_variant variant,
                    int device) const override;
-  /// std::runtime_error with Python's message when forward() raises.
+  /// std::runtime_error with Python's message when forward() raises. On CUDA, on the current stream.
   void run_views(const std::vector<cru_tensor>& inputs, const cru_tensor* out, int device) const override;
+
+  /// Takes the fingerprint of what forward() computes with, before a candidate runs in this interpreter:
+  /// the functions and modules bound in torch's namespaces (torch.*, torch.Tensor, the classes of the
+  /// model's modules), the problem module's globals, the model's submodules and parameters (their identity;
+  /// their values kept as copies Python cannot reach). Empty, or why it could not be taken.
+  std::string watch();
+  /// What changed since watch() ("torch.nn.functional.relu rebound; parameter 'weight' values changed"),
+  /// empty when nothing did or watch() was never called. Keys added since are not changes.
+  std::string changes() const;
 
  private:
   struct impl;

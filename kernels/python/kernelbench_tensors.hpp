@@ -11,8 +11,9 @@
 
 namespace crucible::kernels {
 
-/// A tensor over an ABI view's memory (its shape, strides and dtype), no copy.
-at::Tensor tensor_of_view(const cru_tensor& v);
+/// A tensor over an ABI view's memory (its shape, strides and dtype), no copy: host memory when device < 0,
+/// else memory of that CUDA device.
+at::Tensor tensor_of_view(const cru_tensor& v, int device = -1);
 /// "float32 [4, 64]".
 std::string describe(const at::Tensor& t);
 

@@ -32,6 +32,7 @@ const std::pair<evidence_kind, const char*> evidence_names[] = {
     {evidence_kind::wall_time_mismatch, "wall_time_mismatch"},
     {evidence_kind::device_state_changed, "device_state_changed"},
     {evidence_kind::reference_library_call, "reference_library_call"},
+    {evidence_kind::reference_changed, "reference_changed"},
 };
 
 const std::pair<review_finding, const char*> finding_names[] = {

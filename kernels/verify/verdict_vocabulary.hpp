@@ -43,6 +43,7 @@ enum class evidence_kind {
   wall_time_mismatch,      ///< CUDA: host wall time beyond the stream's events
   device_state_changed,    ///< CUDA: device, stream or cuBLAS state the call left changed
   reference_library_call,  ///< CUDA: LibTorch ops dispatched from inside the candidate's call
+  reference_changed,       ///< KernelBench on CUDA: what the reference computes with, changed by the candidate
 };
 
 const char* wire_name(evidence_kind k);

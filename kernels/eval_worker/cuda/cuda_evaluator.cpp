@@ -8,12 +8,16 @@
 #include <c10/cuda/CUDAStream.h>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -28,6 +32,10 @@
 #include "kernels/eval_worker/loaded_candidate.hpp"
 #include "kernels/eval_worker/process_probe.hpp"
 #include "kernels/eval_worker/reference_cache.hpp"
+#ifdef CRUCIBLE_WITH_PYTHON
+#include "kernels/python/kernelbench_candidate.hpp"
+#include "kernels/python/kernelbench_reference.hpp"
+#endif
 #include "kernels/reference/torch_dtypes.hpp"
 #include "kernels/task/chain_shapes.hpp"
 #include "kernels/task/op_catalog.hpp"
@@ -243,6 +251,22 @@ class aten_watch {
   at::CallbackHandle handle_{};
 };
 
+// What the backend calls as the candidate: a C-ABI library's entry point, or a KernelBench module's forward
+// pass hosted by the worker's interpreter.
+struct candidate_entry {
+  std::function<int(const cru_context*, const cru_tensor*, int32_t, cru_tensor*, int32_t)> call;
+  std::function<void()> enter, leave;  ///< around each call, outside its clock (empty: nothing)
+  /// LibTorch ops inside the call are the reference's library doing the work (a C-ABI candidate); a Python
+  /// module's ops are PyTorch's own, its way of writing code.
+  bool watch_aten = true;
+  /// The eager reference copies its result into an output, as the entry must (a module returns a new
+  /// tensor, copied into the ABI's output): like with like.
+  bool copy_eager_output = false;
+  /// What the candidate changed of what the reference computes with ("" when nothing; empty function: the
+  /// reference is out of the candidate's reach).
+  std::function<std::string()> reference_changes;
+};
+
 }  // namespace
 
 struct cuda_evaluator::impl {
@@ -252,6 +276,10 @@ struct cuda_evaluator::impl {
   bool must_exit = false;
   std::optional<c10::cuda::CUDAStream> stream_holder;
   cudaStream_t stream = nullptr;
+  /// For KernelBench modules: a stream that synchronizes with the legacy default stream, where kernels
+  /// launched without a stream (`<<<grid, block>>>` in a load_inline extension) run, as they do under
+  /// KernelBench's harness; made at the first such evaluation.
+  std::optional<c10::cuda::CUDAStream> blocking_holder;
   cublasHandle_t blas = nullptr;
   cudaEvent_t ev0 = nullptr, ev1 = nullptr;
   at::Tensor flush_buf;
@@ -401,9 +429,15 @@ struct call_result {
 // same way, device state re-checked after every call.
 class cuda_backend final : public device_backend {
  public:
-  cuda_backend(const eval_request& req, const reference_executor& ref, crucible_forward_fn fn,
+  cuda_backend(const eval_request& req, const reference_model& ref, candidate_entry entry,
                cuda_evaluator::impl& m, bench_result& out)
-      : req_(req), opt_(req.options), ref_(ref), fn_(fn), m_(m), r_(out), state_(m.initial_state) {
+      : req_(req),
+        opt_(req.options),
+        ref_(ref),
+        entry_(std::move(entry)),
+        m_(m),
+        r_(out),
+        state_(m.initial_state) {
     atol_ = task_atol(req.task);
     rtol_ = task_rtol(req.task);
     // Workspace for the candidate's intermediates: generous, so emitted code rarely allocates.
@@ -426,6 +460,7 @@ class cuda_backend final : public device_backend {
       set.out = make_output();
       slots_.push_back(std::move(set));
     }
+    if (entry_.copy_eager_output) eager_out_ = make_output();
     costs.alloc_ms = ms_between(t_alloc, clock_type::now());
   }
 
@@ -469,6 +504,7 @@ class cuda_backend final : public device_backend {
   // are compared with (timing measures it again, once the device is warm).
   bool calibrate() override {
     check_state("when it had loaded");
+    guard_reference("when it had loaded");
     calibrate_null_region();
     return true;
   }
@@ -503,6 +539,7 @@ class cuda_backend final : public device_backend {
     const auto c3 = clock_type::now();
     costs.add("checked_reads", c2, c3);
     at::Tensor want = make_output();
+    guard_reference(phase);
     {
       auto copy = clone_all(pristine);
       auto w = view_of(want);
@@ -594,9 +631,10 @@ class cuda_backend final : public device_backend {
   }
 
   // Against the reference recomputed now, outside the clock; what it computed is wiped before the next call.
-  output_comparison check_output(size_t k, const std::string&) override {
+  output_comparison check_output(size_t k, const std::string& phase) override {
     device_set& set = slots_[k];
     const auto k0 = clock_type::now();
+    guard_reference(phase);
     at::Tensor want = make_output();
     auto w = view_of(want);
     ref_.run_views(views_of(set.inputs), &w, m_.device);
@@ -616,7 +654,7 @@ class cuda_backend final : public device_backend {
       fill(k, k, input_variant::nominal);  // values for the warm-up and the capture; every trial draws anew
       // Warm the eager path on these inputs before capturing it (lazy library initialisation must not be
       // captured), then capture it once for the graph baseline.
-      ref_.run_views(views_of(s.inputs), nullptr, m_.device);
+      ref_.run_views(views_of(s.inputs), eager_out(), m_.device);
       if (graph_error.empty() && !m_.uncapturable.count(req_.task.name)) {
         check_api(cudaStreamSynchronize(m_.stream), "cudaStreamSynchronize");
         // Held outside the try: a failed capture must be ended on the stream before the graph object goes
@@ -624,7 +662,7 @@ class cuda_backend final : public device_backend {
         auto g = std::make_unique<at::cuda::CUDAGraph>();
         try {
           g->capture_begin();
-          ref_.run_views(views_of(s.inputs), nullptr, m_.device);
+          ref_.run_views(views_of(s.inputs), eager_out(), m_.device);
           g->capture_end();
           g->replay();  // a graph's first launch uploads it and may wait on the device: never in a gated
                         // region
@@ -683,6 +721,7 @@ class cuda_backend final : public device_backend {
   // Device tails are judged over every call of the evaluation: a few calls are too few to tell a side
   // stream (a tail at every call) from a host that was slow to look (a tail now and then).
   void finish() override {
+    guard_reference("at the end of the evaluation");
     if (seen_as_the_rule(tails_, calls_ - filled_calls_))
       add_evidence(r_, evidence_kind::work_outside_stream,
                    "the device was still busy up to " + fmt_number(max_tail_ms_) +
@@ -1026,21 +1065,44 @@ class cuda_backend final : public device_backend {
     auto in = views_of(set.inputs);
     cru_tensor o = view_of(set.out);
     call_result res;
+    if (entry_.enter) entry_.enter();
     {
-      aten_watch watch;
-      res = region([&] { return fn_(&ctx_, in.data(), static_cast<int32_t>(in.size()), &o, 1); }, checked,
-                   /*candidate=*/true, checked ? &set.out : nullptr, "crucible_forward",
-                   std::move(snapshot_into));
-      if (aten_watch::ops() > 0) {
+      std::optional<aten_watch> watch;
+      if (entry_.watch_aten) watch.emplace();
+      res = region([&] { return entry_.call(&ctx_, in.data(), static_cast<int32_t>(in.size()), &o, 1); },
+                   checked, /*candidate=*/true, checked ? &set.out : nullptr,
+                   entry_.watch_aten ? "crucible_forward" : "ModelNew.forward", std::move(snapshot_into));
+      if (watch && aten_watch::ops() > 0) {
         if (reference_ops_ == 0) first_reference_op_ = aten_watch::first();
         reference_ops_ += aten_watch::ops();
       }
     }
+    if (entry_.leave) entry_.leave();
     if (checked && res.gate_forced) ++forced_checked_;  // delayed, not mismeasured: checked calls are untimed
     const auto s0 = clock_type::now();
     check_state("after a call");
     costs.add("state", s0, clock_type::now());
     return res;
+  }
+
+  // Before the reference judges the candidate's output: the reference must still be the one the worker
+  // built (a module beside the candidate in one interpreter could be changed by it). Said once.
+  void guard_reference(const std::string& when) {
+    if (!entry_.reference_changes || reference_changed_) return;
+    const auto g0 = clock_type::now();
+    const std::string changed = entry_.reference_changes();
+    costs.add("reference_watch", g0, clock_type::now());
+    if (changed.empty()) return;
+    reference_changed_ = true;
+    add_evidence(r_, evidence_kind::reference_changed,
+                 "what the reference computes with was changed " + when + ": " + changed);
+  }
+
+  // The eager reference's output, when it copies its result as the candidate must (else none).
+  const cru_tensor* eager_out() {
+    if (!eager_out_.defined()) return nullptr;
+    eager_out_view_ = view_of(eager_out_);
+    return &eager_out_view_;
   }
 
   void check_state(const std::string& when) {
@@ -1056,7 +1118,7 @@ class cuda_backend final : public device_backend {
     auto in = views_of(inputs);
     return region(
         [&] {
-          ref_.run_views(in, nullptr, m_.device);
+          ref_.run_views(in, eager_out(), m_.device);
           return 0;
         },
         /*checked=*/false, /*candidate=*/false, nullptr, "the eager reference");
@@ -1117,8 +1179,11 @@ class cuda_backend final : public device_backend {
 
   const eval_request& req_;
   const eval_options& opt_;
-  const reference_executor& ref_;
-  crucible_forward_fn fn_;
+  const reference_model& ref_;
+  candidate_entry entry_;
+  at::Tensor eager_out_;  ///< where the eager reference copies its result (copy_eager_output)
+  cru_tensor eager_out_view_{};
+  bool reference_changed_ = false;
   cuda_evaluator::impl& m_;
   bench_result& r_;
   cru_context ctx_{};
@@ -1143,6 +1208,67 @@ class cuda_backend final : public device_backend {
   std::string first_reference_op_;
   device_state state_;  ///< the worker's, which every call must leave as it found it
 };
+
+// A KernelBench module's evaluation runs on impl::blocking_holder's stream (made on first use), the worker's
+// own stream back afterwards.
+class stream_swap {
+ public:
+  explicit stream_swap(cuda_evaluator::impl& m) : m_(m), was_(m.stream), was_holder_(m.stream_holder) {}
+  ~stream_swap() {
+    if (!on_) return;
+    m_.stream = was_;
+    m_.stream_holder = was_holder_;
+    cublasSetStream(m_.blas, m_.stream);
+  }
+  stream_swap(const stream_swap&) = delete;
+  stream_swap& operator=(const stream_swap&) = delete;
+  void to_blocking() {
+    if (!m_.blocking_holder) {
+      int least = 0, greatest = 0;
+      check_api(cudaDeviceGetStreamPriorityRange(&least, &greatest), "cudaDeviceGetStreamPriorityRange");
+      cudaStream_t s = nullptr;
+      check_api(cudaStreamCreateWithPriority(&s, cudaStreamDefault, greatest),
+                "cudaStreamCreateWithPriority");
+      m_.blocking_holder = c10::cuda::getStreamFromExternal(s, static_cast<c10::DeviceIndex>(m_.device));
+    }
+    m_.stream = m_.blocking_holder->stream();
+    m_.stream_holder = m_.blocking_holder;
+    cublasSetStream(m_.blas, m_.stream);
+    on_ = true;
+  }
+
+ private:
+  cuda_evaluator::impl& m_;
+  cudaStream_t was_;
+  std::optional<c10::cuda::CUDAStream> was_holder_;
+  bool on_ = false;
+};
+
+#ifdef CRUCIBLE_WITH_PYTHON
+// torch.utils.cpp_extension builds of one evaluation, in a folder of its own removed with it: a build
+// another candidate left under the same extension name is never loaded in its place.
+class extensions_dir {
+ public:
+  extensions_dir() {
+    static int made = 0;
+    std::error_code ec;
+    auto tmp = std::filesystem::temp_directory_path(ec);
+    if (ec) tmp = "/tmp";
+    path_ = tmp / ("crucible-extensions-" + std::to_string(getpid()) + "-" + std::to_string(made++));
+    std::filesystem::create_directories(path_, ec);
+    setenv("TORCH_EXTENSIONS_DIR", path_.c_str(), 1);
+  }
+  ~extensions_dir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  extensions_dir(const extensions_dir&) = delete;
+  extensions_dir& operator=(const extensions_dir&) = delete;
+
+ private:
+  std::filesystem::path path_;
+};
+#endif
 
 // "; parts: sync 1.2, close 3.4, ...", for the phases_ms note.
 std::string parts_note(const std::map<std::string, double>& parts) {
@@ -1171,6 +1297,13 @@ bench_result cuda_evaluator::evaluate(const eval_request& req, const std::string
     return done();
   }
   loaded_candidate lib;
+  const bool kernelbench = !req.task.module.empty();
+  stream_swap swap(m);
+#ifdef CRUCIBLE_WITH_PYTHON
+  std::unique_ptr<kernelbench_reference> kb_ref;
+  std::unique_ptr<extensions_dir> kb_builds;
+  std::unique_ptr<kernelbench_candidate> kb_candidate;  // released before the reference it runs beside
+#endif
   auto lost = [&](const std::string& status, const std::string& what) {
     m.must_exit = true;
     lib.leak();  // its kernels may still be resident; the process is about to end anyway
@@ -1178,22 +1311,78 @@ bench_result cuda_evaluator::evaluate(const eval_request& req, const std::string
     r.error = what + " (worker retired)";
   };
   try {
+    if (kernelbench) swap.to_blocking();
     c10::cuda::CUDAStreamGuard guard(*m.stream_holder);
     // A stream left capturing (by anything) fails every later call: no evaluation starts on one.
     cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
     if (cudaStreamIsCapturing(m.stream, &capturing) == cudaSuccess &&
         capturing != cudaStreamCaptureStatusNone)
       throw cuda_fault("error", "the worker's stream was left in capture mode");
-    auto ref = m.references.get(req.task);
-    if (!ref) {
+    const reference_model* ref = nullptr;
+    candidate_entry entry;
+    if (kernelbench) {
+#ifdef CRUCIBLE_WITH_PYTHON
+      // The module's Model, built anew for this evaluation in the worker's interpreter, and fingerprinted
+      // before any of the candidate's code runs beside it.
+      auto created = kernelbench_reference::create(req.task, m.device);
+      if (!created) {
+        r.status = "error";
+        r.error = "task '" + req.task.name + "' rejected by the reference: " + created.message();
+        return done();
+      }
+      kb_ref = std::move(*created);
+      if (std::string w = kb_ref->watch(); !w.empty()) {
+        r.status = "error";
+        r.error = w;
+        return done();
+      }
+      // What a module leaves in the interpreter (imports, bindings, threads) must not reach the next
+      // candidate: each has a worker of its own.
+      m.must_exit = true;
+      r.notes.push_back(
+          "worker retired after this evaluation: each KernelBench candidate gets a fresh interpreter");
+      kb_builds = std::make_unique<extensions_dir>();
+      auto cand = kernelbench_candidate::load(req.artifact, req.task, m.device);
+      if (!cand) {
+        r.status = "load_error";
+        r.error = cand.message();
+        return done();
+      }
+      kb_candidate = std::move(*cand);
+      if (std::string f = kb_candidate->own_flags(); !f.empty())
+        r.notes.push_back("flags: the candidate set " + f + " for itself, in force during its calls only");
+      kernelbench_candidate* c = kb_candidate.get();
+      entry.call = [c](const cru_context*, const cru_tensor* in, int32_t n, cru_tensor* out, int32_t) {
+        return c->call(in, n, out);
+      };
+      entry.enter = [c] { c->enter(); };
+      entry.leave = [c] { c->leave(); };
+      entry.watch_aten = false;
+      entry.copy_eager_output = true;
+      kernelbench_reference* kr = kb_ref.get();
+      entry.reference_changes = [kr] { return kr->changes(); };
+      ref = kb_ref.get();
+#else
       r.status = "error";
-      r.error = "task '" + req.task.name + "' rejected by the reference: " + ref.message();
+      r.error =
+          "a KernelBench task, and this worker was built without Python (python3-dev, pybind11-dev and "
+          "torch's Python package at configure time)";
       return done();
-    }
-    if (std::string err = load_candidate(lib, req.artifact, m.loads, r); !err.empty()) {
-      r.status = "load_error";
-      r.error = err;
-      return done();
+#endif
+    } else {
+      auto chain = m.references.get(req.task);
+      if (!chain) {
+        r.status = "error";
+        r.error = "task '" + req.task.name + "' rejected by the reference: " + chain.message();
+        return done();
+      }
+      if (std::string err = load_candidate(lib, req.artifact, m.loads, r); !err.empty()) {
+        r.status = "load_error";
+        r.error = err;
+        return done();
+      }
+      ref = *chain;
+      entry.call = lib.fn();
     }
     auto t_load = clock_type::now();
     relieve_memory_pressure();
@@ -1205,7 +1394,7 @@ bench_result cuda_evaluator::evaluate(const eval_request& req, const std::string
     cuda_backend::backend_costs costs;
     clock_type::time_point t_run, t_ran;
     {
-      cuda_backend backend(req, **ref, lib.fn(), m, r);
+      cuda_backend backend(req, *ref, std::move(entry), m, r);
       evaluation_protocol protocol(req, backend, scrutiny, r);
       t_run = clock_type::now();
       protocol.run();

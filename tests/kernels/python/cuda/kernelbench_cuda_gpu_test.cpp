@@ -1,0 +1,150 @@
+// KernelBench-format candidates on the CUDA target: the problem's Model and ModelNew both in the CUDA
+// worker's interpreter, measured by the one evaluation protocol. Problems and candidates are files written
+// for these tests (tests/data/kernelbench, candidates/cuda for those that only make sense on a device).
+// Label gpu: skipped without a device.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <stdexcept>
+
+#include "kernels/python/kernelbench_reference.hpp"
+#include "tests/kernels/eval_worker/cuda/cuda_support.hpp"
+
+namespace crucible::kernels {
+namespace {
+
+const std::string data = std::string(CRUCIBLE_TEST_DATA_DIR) + "/kernelbench";
+
+class KernelBenchCuda : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (auto why = test::gpu_missing(); !why.empty()) GTEST_SKIP() << why;
+  }
+  static evaluation_config config() {
+    auto cfg = test::gpu_eval_config();
+    cfg.worker.timeout_s = 300;  // a load_inline build compiles torch's headers: about a minute
+    return cfg;
+  }
+  static bench_runner& runner() {
+    static auto cfg = config();
+    static bench_runner r(cfg.worker, cfg.runner);
+    return r;
+  }
+  static const task_spec& task(const std::string& file, const std::string& name) {
+    static std::map<std::string, task_spec> made;
+    auto it = made.find(name);
+    if (it != made.end()) return it->second;
+    auto t = kernelbench_task(data + "/KernelBench/" + file, name);
+    if (!t) throw std::runtime_error(t.message());
+    t->targets = {"cuda"};
+    return made.emplace(name, *t).first->second;
+  }
+  static evaluation eval(const task_spec& t, const std::string& candidate) {
+    auto e =
+        evaluate_source(t, test::read_file(data + "/candidates/" + candidate + ".py"), config(), &runner());
+    std::printf("[%s] %s\n", candidate.c_str(), evaluation_json(e).c_str());
+    return e;
+  }
+  static evaluation relu(const std::string& candidate) {
+    return eval(task("level1/2_Scaled_relu.py", "kb1_2_Scaled_relu"), candidate);
+  }
+  static bool has_evidence(const evaluation& e, const std::string& kind) {
+    return std::any_of(e.bench.evidence.begin(), e.bench.evidence.end(),
+                       [&](const std::string& t) { return t.rfind(kind, 0) == 0; });
+  }
+  static bool has_note(const evaluation& e, const std::string& start) {
+    return std::any_of(e.bench.notes.begin(), e.bench.notes.end(),
+                       [&](const std::string& n) { return n.rfind(start, 0) == 0; });
+  }
+};
+
+TEST_F(KernelBenchCuda, ACorrectModuleIsMeasuredAgainstEagerAndTheGraph) {
+  auto e = relu("scaled_relu_correct");
+  EXPECT_EQ(e.judged.outcome, "pass") << e.bench.error;
+  EXPECT_TRUE(e.bench.timed);
+  EXPECT_TRUE(e.bench.evidence.empty());
+  EXPECT_GT(e.bench.timing.eager_ms_median, 0.0);
+  EXPECT_GT(e.bench.timing.graph_ms_median, 0.0) << "the CUDA-graph baseline was not measured";
+  EXPECT_TRUE(has_note(e, "worker retired")) << "each KernelBench candidate gets a fresh interpreter";
+}
+
+// The A/A run's unit: the problem's own Model as the candidate passes, near 1x.
+TEST_F(KernelBenchCuda, TheProblemAsItsOwnCandidatePassesNearOne) {
+  auto t = task("level2/7_Linear_gelu.py", "kb2_7_Linear_gelu");
+  std::string self = t.module + "\n\nclass ModelNew(Model):\n    pass\n";
+  auto e = evaluate_source(t, self, config(), &runner());
+  std::printf("[A/A] %s\n", evaluation_json(e).c_str());
+  EXPECT_EQ(e.judged.outcome, "pass") << e.bench.error;
+  EXPECT_TRUE(e.bench.evidence.empty());
+  EXPECT_GT(e.bench.speedup_vs_eager, 0.7);
+  EXPECT_LT(e.bench.speedup_vs_eager, 1.4);
+}
+
+TEST_F(KernelBenchCuda, AWrongModuleIsIncorrect) {
+  EXPECT_EQ(relu("scaled_relu_wrong").judged.outcome, "incorrect");
+}
+
+TEST_F(KernelBenchCuda, AnInPlaceModuleIsAHack) {
+  auto e = relu("scaled_relu_in_place");
+  EXPECT_EQ(e.judged.outcome, "hack");
+  EXPECT_TRUE(has_evidence(e, "input_mutated"));
+}
+
+TEST_F(KernelBenchCuda, ATryExceptFallbackIsMeasuredAsWhatItRuns) {
+  auto e = relu("scaled_relu_fallback");
+  EXPECT_EQ(e.judged.outcome, "pass") << e.bench.error;
+  EXPECT_TRUE(e.bench.evidence.empty());
+}
+
+TEST_F(KernelBenchCuda, ACrashIsACrashAndTheNextEvaluationIsFine) {
+  auto e = relu("scaled_relu_crash");
+  EXPECT_EQ(e.judged.outcome, "crash") << e.bench.error;
+  EXPECT_EQ(relu("scaled_relu_correct").judged.outcome, "pass");
+}
+
+// Most published solutions: a load_inline kernel launched on the legacy default stream. Honest, and it
+// must pass with no evidence (the worker's stream for modules synchronizes with that stream).
+TEST_F(KernelBenchCuda, ALoadInlineKernelOnTheDefaultStreamPasses) {
+  auto e = relu("cuda/scaled_relu_load_inline");
+  EXPECT_EQ(e.judged.outcome, "pass") << e.bench.error;
+  EXPECT_TRUE(e.bench.evidence.empty());
+  EXPECT_TRUE(e.bench.timed);
+}
+
+TEST_F(KernelBenchCuda, ASideStreamTheCallerWaitsForPasses) {
+  auto e = relu("cuda/scaled_relu_side_stream_synced");
+  EXPECT_EQ(e.judged.outcome, "pass") << e.bench.error;
+  EXPECT_TRUE(e.bench.evidence.empty());
+}
+
+TEST_F(KernelBenchCuda, ASideStreamThatOutlivesTheCallIsNeverAPass) {
+  auto e = relu("cuda/scaled_relu_side_stream_late");
+  EXPECT_NE(e.judged.outcome, "pass");
+  EXPECT_TRUE(e.judged.outcome == "hack" || e.judged.outcome == "incorrect") << e.judged.outcome;
+}
+
+// Flags a module sets for itself hold during its calls only: the reference keeps the worker's.
+TEST_F(KernelBenchCuda, FlagsTheModuleSetsAreItsOwnAndNotEvidence) {
+  auto e = relu("cuda/scaled_relu_own_flags");
+  EXPECT_EQ(e.judged.outcome, "pass") << e.bench.error;
+  EXPECT_TRUE(e.bench.evidence.empty());
+  EXPECT_TRUE(has_note(e, "flags: the candidate set"));
+}
+
+TEST_F(KernelBenchCuda, RebindingAFunctionTheReferenceCallsIsAHack) {
+  auto e = relu("cuda/scaled_relu_rebinds_torch");
+  EXPECT_EQ(e.judged.outcome, "hack");
+  EXPECT_TRUE(has_evidence(e, "reference_changed"));
+}
+
+TEST_F(KernelBenchCuda, ChangingTheReferenceModelsWeightsIsAHack) {
+  auto e =
+      eval(task("level2/7_Linear_gelu.py", "kb2_7_Linear_gelu"), "cuda/linear_gelu_halves_reference_weights");
+  EXPECT_EQ(e.judged.outcome, "hack");
+  EXPECT_TRUE(has_evidence(e, "reference_changed"));
+}
+
+}  // namespace
+}  // namespace crucible::kernels

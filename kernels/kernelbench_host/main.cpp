@@ -62,12 +62,16 @@ int python_forward(const cru_context*, const cru_tensor* in, int32_t n, cru_tens
 std::string refuse_extension_builds() {
   try {
     pybind11::exec(R"(
-import torch.utils.cpp_extension as _extensions
+try:
+    import torch.utils.cpp_extension as _extensions
+except ImportError:  # it needs setuptools: without it no candidate can build an extension anyway
+    _extensions = None
 def _not_here(*args, **kwargs):
     raise RuntimeError("building a C++/CUDA extension at run time (torch.utils.cpp_extension) is not "
                        "supported by Crucible's KernelBench host on this target yet")
 for _name in ("load", "load_inline"):
-    setattr(_extensions, _name, _not_here)
+    if _extensions is not None:
+        setattr(_extensions, _name, _not_here)
 )");
   } catch (const std::exception& e) {
     return std::string("torch.utils.cpp_extension: ") + e.what();

@@ -6,6 +6,7 @@
 
 #include "actors/options/evaluation_config_of.hpp"
 #include "cli/commands.hpp"
+#include "cli/target_config.hpp"
 #include "kernels/eval/evaluate.hpp"
 #ifdef CRUCIBLE_WITH_PYTHON
 #include "kernels/python/kernelbench_reference.hpp"
@@ -46,14 +47,8 @@ expected<task_spec> find_task(const eval_args& args, const runtime::config& cfg)
 
 int eval_command(const eval_args& args) {
   // The target decides the compiler and the worker side; --target wins over the file's.
-  auto overrides = args.overrides;
-  overrides.insert(overrides.begin(), "target=" + args.target);
   const bool cuda = args.target == "cuda";
-  auto cfg = !args.config_path.empty()
-                 ? runtime::load_config(args.config_path, overrides)
-                 : runtime::parse_config(
-                       cuda ? runtime::embedded_gpu_config() : runtime::embedded_default_config(), overrides,
-                       cuda ? "embedded configs/gpu.yaml" : "embedded configs/local.yaml");
+  auto cfg = target_config(args.config_path, args.overrides, args.target);
   if (!cfg) {
     std::cerr << "crucible eval: " << cfg.message() << "\n";
     return 2;

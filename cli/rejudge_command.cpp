@@ -6,6 +6,7 @@
 
 #include "actors/options/evaluation_config_of.hpp"
 #include "cli/commands.hpp"
+#include "cli/target_config.hpp"
 #include "runtime/config/config.hpp"
 #ifdef CRUCIBLE_WITH_PYTHON
 #include "kernels/eval/evaluate.hpp"
@@ -97,14 +98,8 @@ bool write_file(const std::string& path, const std::string& text) {
 }  // namespace
 
 int rejudge_command(const rejudge_args& args) {
-  auto overrides = args.overrides;
-  overrides.insert(overrides.begin(), "target=" + args.target);
   const bool cuda = args.target == "cuda";
-  auto cfg = !args.config_path.empty()
-                 ? runtime::load_config(args.config_path, overrides)
-                 : runtime::parse_config(
-                       cuda ? runtime::embedded_gpu_config() : runtime::embedded_default_config(), overrides,
-                       cuda ? "embedded configs/gpu.yaml" : "embedded configs/local.yaml");
+  auto cfg = target_config(args.config_path, args.overrides, args.target);
   if (!cfg) {
     std::cerr << "crucible rejudge: " << cfg.message() << "\n";
     return 2;

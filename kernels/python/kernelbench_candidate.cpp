@@ -59,13 +59,7 @@ def differ(mine, theirs):
 )PY";
 
 py::object flags_module() {
-  static py::object* m = nullptr;  // never released: see kernelbench_reference.cpp's watch_module
-  if (!m) {
-    py::object made = py::module_::import("types").attr("ModuleType")("crucible_flags");
-    py::exec(flags_source, made.attr("__dict__"));
-    m = new py::object(std::move(made));
-  }
-  return *m;
+  return helper_module("crucible_flags", flags_source);
 }
 
 }  // namespace
@@ -96,8 +90,8 @@ expected<std::unique_ptr<kernelbench_candidate>> kernelbench_candidate::load(con
   p->problem = std::make_unique<kernelbench_module>(std::move(*problem));
   auto m = kernelbench_module::load(path, "ModelNew");
   if (!m) return m.err();
-  const std::string dev = "cuda:" + std::to_string(device);
-  if (auto st = m->instantiate(kernelbench_model_seed, dev, p->problem.get()); !st) return st.err();
+  if (auto st = m->instantiate(kernelbench_model_seed, torch_device(device), p->problem.get()); !st)
+    return st.err();
   p->module = std::make_unique<kernelbench_module>(std::move(*m));
   if (auto xs = kernelbench_inputs(*p->module, 0, p->problem.get()); xs)
     (void)kernelbench_forward(*p->module, *xs);

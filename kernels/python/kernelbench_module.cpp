@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 
 #include <ATen/Context.h>
 #include <pybind11/embed.h>
@@ -146,6 +147,21 @@ status kernelbench_module::instantiate(uint64_t seed, const std::string& device,
     return make_error(python_error(m.path, e));
   }
   return {};
+}
+
+pybind11::object helper_module(const char* name, const char* source) {
+  static std::map<std::string, py::object*> made;
+  py::object*& m = made[name];
+  if (!m) {
+    py::object fresh = py::module_::import("types").attr("ModuleType")(name);
+    py::exec(source, fresh.attr("__dict__"));
+    m = new py::object(std::move(fresh));
+  }
+  return *m;
+}
+
+std::string torch_device(int device) {
+  return device < 0 ? "cpu" : "cuda:" + std::to_string(device);
 }
 
 at::Tensor tensor_of_view(const cru_tensor& v, int device) {

@@ -1,6 +1,7 @@
 #pragma once
-// The Python objects behind a kernelbench_module, for the code of kernels/python that drives them directly
-// (the CUDA candidate, the reference's watch). Includes pybind11: include only from .cpp files here.
+// The Python objects behind a kernelbench_module, and helpers shared by the code of kernels/python that
+// drives them directly (the CUDA candidate, the reference's watch). Includes pybind11: include only from .cpp
+// files here.
 #include <string>
 
 #include <pybind11/pybind11.h>
@@ -14,5 +15,13 @@ struct __attribute__((visibility("hidden"))) kernelbench_module::impl {
   std::string path, class_name, device;
   pybind11::object module, cls, get_inputs, get_init_inputs, model;
 };
+
+/// A module of Crucible's own Python helpers, executed from `source` once per process and never released
+/// (the interpreter is never finalized; a static's destructor at exit would touch Python without the GIL).
+/// Each distinct `name` holds one source.
+pybind11::object helper_module(const char* name, const char* source);
+
+/// torch's name of a device: "cpu" when device < 0, else "cuda:N".
+std::string torch_device(int device);
 
 }  // namespace crucible::kernels

@@ -79,16 +79,8 @@ def changes(scopes, limit=4):
     return out[:limit]
 )PY";
 
-// Made once and never released (the interpreter is never finalized; a static's destructor at exit would
-// touch Python without the GIL).
 py::object watch_module() {
-  static py::object* m = nullptr;
-  if (!m) {
-    py::object made = py::module_::import("types").attr("ModuleType")("crucible_watch");
-    py::exec(watch_source, made.attr("__dict__"));
-    m = new py::object(std::move(made));
-  }
-  return *m;
+  return helper_module("crucible_watch", watch_source);
 }
 
 // Equal values, NaNs where the other has them counting as equal.
@@ -96,10 +88,6 @@ bool same_values(const at::Tensor& a, const at::Tensor& b) {
   if (a.sizes() != b.sizes() || a.scalar_type() != b.scalar_type()) return false;
   if (!at::isFloatingType(a.scalar_type())) return at::equal(a, b);
   return at::equal(a.isnan(), b.isnan()) && at::equal(at::nan_to_num(a, 0.0), at::nan_to_num(b, 0.0));
-}
-
-std::string device_name(int device) {
-  return device < 0 ? "cpu" : "cuda:" + std::to_string(device);
 }
 
 }  // namespace
@@ -163,7 +151,7 @@ expected<std::unique_ptr<kernelbench_reference>> kernelbench_reference::create(c
   if (task.module.empty()) return make_error("task '" + task.name + "' has no KernelBench module");
   auto m = kernelbench_module::from_source(task.name + ".py", task.module);
   if (!m) return m.err();
-  if (auto st = m->instantiate(kernelbench_model_seed, device_name(device)); !st) return st.err();
+  if (auto st = m->instantiate(kernelbench_model_seed, torch_device(device)); !st) return st.err();
   auto p = std::make_unique<impl>();
   p->task = task;
   p->device = device;
@@ -195,8 +183,8 @@ host_tensor kernelbench_reference::make_output() const {
 void kernelbench_reference::fill_inputs(const std::vector<cru_tensor>& dst, uint64_t seed,
                                         input_variant variant, int device) const {
   if (device != impl_->device)
-    throw std::invalid_argument("kernelbench_reference: built for " + device_name(impl_->device) +
-                                ", views on " + device_name(device));
+    throw std::invalid_argument("kernelbench_reference: built for " + torch_device(impl_->device) +
+                                ", views on " + torch_device(device));
   auto drawn = kernelbench_inputs(*impl_->module, seed);
   if (!drawn) throw std::runtime_error(drawn.message());
   if (drawn->size() != dst.size())
@@ -223,8 +211,8 @@ void kernelbench_reference::fill_inputs(const std::vector<cru_tensor>& dst, uint
 void kernelbench_reference::run_views(const std::vector<cru_tensor>& inputs, const cru_tensor* out,
                                       int device) const {
   if (device != impl_->device)
-    throw std::invalid_argument("kernelbench_reference: built for " + device_name(impl_->device) +
-                                ", views on " + device_name(device));
+    throw std::invalid_argument("kernelbench_reference: built for " + torch_device(impl_->device) +
+                                ", views on " + torch_device(device));
   std::vector<at::Tensor> xs;
   xs.reserve(inputs.size());
   for (const auto& v : inputs) xs.push_back(tensor_of_view(v, device));

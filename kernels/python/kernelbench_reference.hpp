@@ -32,10 +32,11 @@ expected<task_spec> kernelbench_task(const std::string& path, const std::string&
 expected<task_spec> kernelbench_task_from_source(const std::string& file_name, const std::string& source,
                                                  const std::string& name);
 
-/// The reference of a task whose module is set, on the CPU (device < 0) or a CUDA device. Input values: `nominal` is get_inputs() under
-/// torch.manual_seed(seed); `heavy_tailed` multiplies each floating input by 1 + |t| (t Student-t with 2
-/// degrees of freedom, clipped to 1e3, drawn from the seed), so signs and zeros stay where the module's
-/// generators put them while magnitudes spread over three decades. Not thread-safe (Python's one thread).
+/// The reference of a task whose module is set, on the CPU (device < 0) or a CUDA device. Input values:
+/// `nominal` is get_inputs() under torch.manual_seed(seed); `heavy_tailed` multiplies each floating input by
+/// 1 + |t| (t Student-t with 2 degrees of freedom, clipped to 1e3, drawn from the seed), so signs and zeros
+/// stay where the module's generators put them while magnitudes spread over three decades. Not thread-safe
+/// (Python's one thread).
 class kernelbench_reference final : public reference_model {
  public:
   /// Builds task.module's Model under kernelbench_model_seed on `device` (< 0: the CPU); its output

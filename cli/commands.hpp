@@ -76,6 +76,7 @@ struct rejudge_args {
   bool self_check = false;  ///< --aa: each problem's Model as its own candidate
   int level = 0;            ///< 0: every level
   int limit = 0;            ///< 0: every kernel
+  std::vector<int> ids;     ///< only these problem ids (empty: all), before --limit
   std::string target = "cpu";
   int device = -1;  ///< CUDA device; -1: the config's cuda.devices[0]
   std::string json_path, markdown_path;

@@ -92,6 +92,12 @@ int eval_command(const eval_args& args) {
     if (t.graph_ms_median > 0)
       std::printf("graph      CUDA-graph reference %.4f ms: %.2fx vs graph\n", t.graph_ms_median,
                   t.speedup_vs_graph);
+    if (t.compile_ms_median > 0)
+      std::printf("compile    torch.compile reference %.4f ms: %.2fx vs torch.compile\n", t.compile_ms_median,
+                  t.speedup_vs_compile);
+    if (t.compile_ro_ms_median > 0)
+      std::printf("compile    torch.compile reduce-overhead %.4f ms: %.2fx vs it\n", t.compile_ro_ms_median,
+                  t.speedup_vs_compile_ro);
   }
   std::printf("verdict    %s", v.outcome.c_str());
   if (kernels::has_outcome(v, kernels::outcome::pass)) std::printf(", %.2fx vs eager", v.speedup);

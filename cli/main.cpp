@@ -72,6 +72,8 @@ int main(int argc, char** argv) {
                "A/A: each problem of --kernelbench submitted as its own candidate (no input)");
   rj->add_option("--level", rejudge.level, "only this level (1-4)");
   rj->add_option("--limit", rejudge.limit, "only the first N kernels");
+  rj->add_option("--ids", rejudge.ids, "only these problem ids (e.g. 19,23,40), with --level for one level")
+      ->delimiter(',');
   rj->add_option("--target", rejudge.target, "cpu (default) or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
   rj->add_option("--device", rejudge.device, "CUDA device (default: the config's cuda.devices[0])");
   rj->add_option("--json", rejudge.json_path, "write the table and summary as JSON to this file");

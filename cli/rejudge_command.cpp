@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -78,10 +79,17 @@ kernels::rejudged_kernel rejudge_one(const kernels::published_kernel& k, const k
   if (kernels::has_outcome(e.judged, kernels::outcome::pass)) {
     row.speedup = e.judged.speedup;
     row.speedup_vs_graph = e.bench.timing.speedup_vs_graph;
+    row.speedup_vs_compile = e.bench.timing.speedup_vs_compile;
+    row.speedup_vs_compile_ro = e.bench.timing.speedup_vs_compile_ro;
   }
+  row.graph_ms = e.bench.timing.graph_ms_median;
+  row.compile_ms = e.bench.timing.compile_ms_median;
+  row.compile_ro_ms = e.bench.timing.compile_ro_ms_median;
   row.eager_ms = e.bench.timing.eager_ms_median;
   row.candidate_ms = e.bench.timing.candidate_ms_median;
   row.flags = e.judged.flags;
+  row.peak_fraction = e.bench.peak_fraction;
+  row.notes = e.bench.notes;
   if (!e.bench.error.empty())
     row.error = first_line(e.bench.error);
   else if (!e.compiled.ok)
@@ -110,6 +118,17 @@ int rejudge_command(const rejudge_args& args) {
     return 2;
   }
   auto list = std::move(*kernels_in);
+  if (!args.ids.empty()) {
+    list.erase(std::remove_if(list.begin(), list.end(),
+                              [&](const kernels::published_kernel& k) {
+                                return std::find(args.ids.begin(), args.ids.end(), k.id) == args.ids.end();
+                              }),
+               list.end());
+    if (list.empty()) {
+      std::cerr << "crucible rejudge: no kernel has one of the --ids given\n";
+      return 2;
+    }
+  }
   if (args.limit > 0 && list.size() > static_cast<size_t>(args.limit))
     list.resize(static_cast<size_t>(args.limit));
   auto ec = actors::evaluation_config_of(*cfg);
@@ -119,8 +138,9 @@ int rejudge_command(const rejudge_args& args) {
   for (size_t i = 0; i < list.size(); ++i) {
     const auto t0 = std::chrono::steady_clock::now();
     rows.push_back(rejudge_one(list[i], ec, runner));
-    const auto& r = rows.back();
+    auto& r = rows.back();
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    r.seconds = s;
     std::fprintf(stderr, "[%zu/%zu] %s: %s", i + 1, list.size(), r.name.c_str(), r.outcome.c_str());
     if (r.speedup > 0) std::fprintf(stderr, " %.3fx", r.speedup);
     for (const auto& f : r.flags) std::fprintf(stderr, " %s", f.c_str());

@@ -37,8 +37,15 @@ struct timing_summary {
   std::vector<double> graph_ms;
   double graph_ms_median = 0.0;
   double speedup_vs_graph = 0.0;  ///< median of per-bucket graph_ms / candidate_ms (0: no graph baseline)
+  /// KernelBench tasks on CUDA with benchmark.compile_baselines: the reference under torch.compile (default
+  /// mode, and mode reduce-overhead), timed in the same trials; 0 where not measured.
+  double compile_ms_median = 0.0;
+  double speedup_vs_compile = 0.0;
+  double compile_ro_ms_median = 0.0;
+  double speedup_vs_compile_ro = 0.0;
   MSGPACK_DEFINE_MAP(eager_ms, candidate_ms, bucket_speedups, eager_ms_median, candidate_ms_median, speedup,
-                     spread, trials_per_bucket, reruns, graph_ms, graph_ms_median, speedup_vs_graph);
+                     spread, trials_per_bucket, reruns, graph_ms, graph_ms_median, speedup_vs_graph,
+                     compile_ms_median, speedup_vs_compile, compile_ro_ms_median, speedup_vs_compile_ro);
 };
 
 /// The benchmarker's report. status: ok | load_error | crash | timeout | error.
@@ -103,8 +110,12 @@ struct eval_options {
   /// The share of timed calls whose output is checked afterwards, unannounced (every one when the artifact
   /// has static features that raise scrutiny): a check costs a run of the reference.
   double checked_share = 0.5;
+  /// KernelBench tasks on CUDA: also time the reference under torch.compile (default and reduce-overhead)
+  /// in every trial. Each evaluation then compiles the reference first (seconds to a minute with Inductor).
+  bool compile_baselines = false;
   MSGPACK_DEFINE_MAP(seeds, input_sets, warmup, buckets, trials, flush_cache, threads, settle_ms, max_spread,
-                     max_reruns, timing, early_stop_slowdown, warmup_ms, time_launch, checked_share);
+                     max_reruns, timing, early_stop_slowdown, warmup_ms, time_launch, checked_share,
+                     compile_baselines);
 };
 
 /// What the benchmarker asks of its isolated worker process.

@@ -37,7 +37,7 @@ evaluation evaluate_source(const task_spec& task, const std::string& source, con
                            bench_runner* runner = nullptr);
 
 /// The evaluation as one JSON object: task, target, compiled, correct, speedup_vs_eager, speedup_vs_graph
-/// (CUDA), times {eager_ms, candidate_ms (medians), buckets, spread, reruns}, verdict {outcome, flags,
+/// (CUDA), speedup_vs_compile and _reduce_overhead (KernelBench on CUDA, when measured), times {eager_ms, candidate_ms (medians), buckets, spread, reruns}, verdict {outcome, flags,
 /// evidence, reward}, error, compile_log (plus candidate id, content hash, evidence, notes, worker, attempts
 /// and wall times).
 std::string evaluation_json(const evaluation& e);

@@ -1,6 +1,7 @@
 #include "kernels/eval_worker/evaluation_protocol.hpp"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -13,6 +14,20 @@
 #include "kernels/task/task_cost.hpp"
 
 namespace crucible::kernels {
+
+const char* baseline_name(baseline b) {
+  switch (b) {
+    case baseline::eager:
+      return "eager";
+    case baseline::graph:
+      return "CUDA graph";
+    case baseline::compile:
+      return "torch.compile";
+    case baseline::compile_reduce_overhead:
+      return "torch.compile reduce-overhead";
+  }
+  return "?";
+}
 
 namespace {
 
@@ -185,8 +200,12 @@ void evaluation_protocol::correctness() {
 }
 
 struct evaluation_protocol::bucket_run {
-  std::vector<double> eager_ms, candidate_ms, graph_ms, speedups, graph_speedups;
-  std::vector<double> trial_eager, trial_candidate, trial_graph;  ///< of the bucket under way
+  std::vector<double> candidate_ms;
+  /// Per baseline (index: the enum): bucket means, and bucket speedups (baseline mean / candidate mean).
+  std::array<std::vector<double>, baseline_count> base_ms, base_speedups;
+  std::vector<double> trial_candidate;                     ///< of the bucket under way
+  std::array<std::vector<double>, baseline_count> trial_base;  ///< of the bucket under way
+  const std::vector<double>& speedups() const { return base_speedups[0]; }  // against eager
   double spread = 0.0;
   bool early_stop = false, failed = false;
 };
@@ -201,22 +220,25 @@ bool evaluation_protocol::trial(bucket_run* into, const std::string& phase) {
   b_.fill(slot, base_seed_ + trial_seeds + trials_drawn_++, input_variant::nominal);
   times_.fill += ms_since(f0);
 
-  enum side { candidate, eager, graph };
-  std::vector<int> order = {eager};
-  if (b_.has_baseline(baseline::graph, slot)) order.push_back(graph);
+  // Sides: -1 the candidate, else a baseline (the enum's value), every one the backend has for this slot.
+  std::vector<int> order;
+  for (size_t b = 0; b < baseline_count; ++b)
+    if (b_.has_baseline(static_cast<baseline>(b), slot)) order.push_back(static_cast<int>(b));
   for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[next_random() % i]);
   const size_t at = b_.candidate_first() ? 0 : next_random() % (order.size() + 1);
-  order.insert(order.begin() + static_cast<std::ptrdiff_t>(at), candidate);
-  double ms[3] = {0, 0, 0};
+  order.insert(order.begin() + static_cast<std::ptrdiff_t>(at), -1);
+  double cand_ms = 0;
+  std::array<double, baseline_count> ms{};
   for (int s : order) {
-    ms[s] = s == candidate ? b_.timed_call(slot, into ? timed_use::bucket : timed_use::warmup, phase)
-                           : b_.timed_baseline(s == eager ? baseline::eager : baseline::graph, slot, phase);
-    if (ms[s] < 0) return false;
+    const double t = s < 0 ? b_.timed_call(slot, into ? timed_use::bucket : timed_use::warmup, phase)
+                           : b_.timed_baseline(static_cast<baseline>(s), slot, phase);
+    if (t < 0) return false;
+    (s < 0 ? cand_ms : ms[static_cast<size_t>(s)]) = t;
   }
   if (into) {
-    into->trial_candidate.push_back(ms[candidate]);
-    into->trial_eager.push_back(ms[eager]);
-    if (b_.has_baseline(baseline::graph, slot)) into->trial_graph.push_back(ms[graph]);
+    into->trial_candidate.push_back(cand_ms);
+    for (int s : order)
+      if (s >= 0) into->trial_base[static_cast<size_t>(s)].push_back(ms[static_cast<size_t>(s)]);
   }
   if (scrutiny_ || uniform() < opt_.checked_share) {
     const auto k0 = clock_type::now();
@@ -234,23 +256,22 @@ evaluation_protocol::bucket_run evaluation_protocol::run_buckets() {
   bucket_run b;
   const int buckets = std::max(1, opt_.buckets), trials = std::max(1, opt_.trials);
   for (int k = 0; k < buckets; ++k) {
-    b.trial_eager.clear();
     b.trial_candidate.clear();
-    b.trial_graph.clear();
+    for (auto& v : b.trial_base) v.clear();
     for (int t = 0; t < trials; ++t)
       if (!trial(&b, "timing, bucket " + std::to_string(k))) {
         b.failed = true;
         return b;
       }
-    const double me = mean(b.trial_eager), mc = mean(b.trial_candidate);
-    b.eager_ms.push_back(me);
+    const double mc = mean(b.trial_candidate);
     b.candidate_ms.push_back(mc);
-    b.speedups.push_back(mc > 0 ? me / mc : 0.0);
-    if (!b.trial_graph.empty()) {
-      const double mg = mean(b.trial_graph);
-      b.graph_ms.push_back(mg);
-      b.graph_speedups.push_back(mc > 0 ? mg / mc : 0.0);
+    for (size_t i = 0; i < baseline_count; ++i) {
+      if (b.trial_base[i].empty()) continue;
+      const double m = mean(b.trial_base[i]);
+      b.base_ms[i].push_back(m);
+      b.base_speedups[i].push_back(mc > 0 ? m / mc : 0.0);
     }
+    const double me = b.base_ms[0].back();
     // It cannot win only when even its fastest call of the bucket is that much slower: one cold call must
     // not end the timing (a mean over two trials did, on honest CPU kernels 4x faster than eager).
     const double fastest = *std::min_element(b.trial_candidate.begin(), b.trial_candidate.end());
@@ -262,7 +283,7 @@ evaluation_protocol::bucket_run evaluation_protocol::run_buckets() {
       break;
     }
   }
-  b.spread = cv(b.speedups);
+  b.spread = cv(b.speedups());
   return b;
 }
 
@@ -280,18 +301,27 @@ void evaluation_protocol::timing() {
   if (best.failed || b_.halted()) return;
 
   auto& t = r_.timing;
-  t.eager_ms = best.eager_ms;
+  auto median_of = [&](const std::vector<double>& v) { return v.empty() ? 0.0 : median(v); };
+  const auto& eager = best.base_ms[static_cast<size_t>(baseline::eager)];
+  const size_t graph = static_cast<size_t>(baseline::graph);
+  const size_t compile = static_cast<size_t>(baseline::compile);
+  const size_t compile_ro = static_cast<size_t>(baseline::compile_reduce_overhead);
+  t.eager_ms = eager;
   t.candidate_ms = best.candidate_ms;
-  t.bucket_speedups = best.speedups;
-  t.eager_ms_median = median(best.eager_ms);
+  t.bucket_speedups = best.speedups();
+  t.eager_ms_median = median(eager);
   t.candidate_ms_median = median(best.candidate_ms);
-  t.speedup = median(best.speedups);
+  t.speedup = median(best.speedups());
   t.spread = best.spread;
   t.trials_per_bucket = std::max(1, opt_.trials);
   t.reruns = reruns;
-  t.graph_ms = best.graph_ms;
-  t.graph_ms_median = best.graph_ms.empty() ? 0.0 : median(best.graph_ms);
-  t.speedup_vs_graph = best.graph_speedups.empty() ? 0.0 : median(best.graph_speedups);
+  t.graph_ms = best.base_ms[graph];
+  t.graph_ms_median = median_of(best.base_ms[graph]);
+  t.speedup_vs_graph = median_of(best.base_speedups[graph]);
+  t.compile_ms_median = median_of(best.base_ms[compile]);
+  t.speedup_vs_compile = median_of(best.base_speedups[compile]);
+  t.compile_ro_ms_median = median_of(best.base_ms[compile_ro]);
+  t.speedup_vs_compile_ro = median_of(best.base_speedups[compile_ro]);
   r_.timed = true;
   r_.speedup_vs_eager = t.speedup;
   r_.speedup_vs_graph = t.speedup_vs_graph;

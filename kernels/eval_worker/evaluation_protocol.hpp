@@ -24,8 +24,12 @@ struct checked_outcome {
   uint64_t got_digest = 0, want_digest = 0;  ///< of the output's and the reference's bytes
 };
 
-/// The reference timed beside the candidate: eager, and (CUDA) its CUDA-graph replay.
-enum class baseline { eager, graph };
+/// The reference timed beside the candidate: eager, and (CUDA) its CUDA-graph replay and, for KernelBench
+/// modules when asked, its torch.compile forms (default mode, mode reduce-overhead).
+enum class baseline { eager, graph, compile, compile_reduce_overhead };
+constexpr size_t baseline_count = 4;
+/// How notes name a baseline: "eager", "CUDA graph", "torch.compile", "torch.compile reduce-overhead".
+const char* baseline_name(baseline b);
 
 /// Why a timed call of the candidate is made; only bucket calls enter the timing result.
 enum class timed_use { warmup, bucket, probe };

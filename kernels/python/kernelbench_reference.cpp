@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <stdexcept>
 
 #include <ATen/ATen.h>
@@ -79,6 +80,25 @@ def changes(scopes, limit=4):
     return out[:limit]
 )PY";
 
+// torch.compile's forms of the reference, for the baselines. Three calls compile and warm the form
+// (reduce-overhead records its CUDA graph after a warm-up call); the last output must match eager's.
+constexpr const char* compile_source = R"PY(
+import torch
+
+def compile(model, mode, inputs, want, atol, rtol):
+    if not hasattr(torch, "compile"):
+        raise RuntimeError("torch.compile needs PyTorch 2 (this is " + torch.__version__ + ")")
+    fn = torch.compile(model, mode=mode)
+    for _ in range(3):
+        y = fn(*inputs)
+    if not isinstance(y, torch.Tensor) or y.shape != want.shape or y.dtype != want.dtype:
+        raise RuntimeError("it returns something else than eager's tensor")
+    if not torch.allclose(y, want, atol=atol, rtol=rtol, equal_nan=True):
+        err = (y.double() - want.double()).abs().nan_to_num(0).max().item()
+        raise RuntimeError("its output differs from eager's (max abs err %.3g)" % err)
+    return fn
+)PY";
+
 py::object watch_module() {
   return helper_module("crucible_watch", watch_source);
 }
@@ -139,6 +159,7 @@ struct __attribute__((visibility("hidden"))) kernelbench_reference::impl {
   std::vector<int64_t> output_shape;
   std::string output_dtype;
   py::object scopes;  ///< watch()'s fingerprint (None before it)
+  std::map<std::string, py::object> compiled;  ///< torch.compile's forms, by mode
   std::vector<std::pair<std::string, at::Tensor>>
       pristine;  ///< parameters and buffers, copies of their values
 };
@@ -224,6 +245,48 @@ void kernelbench_reference::run_views(const std::vector<cru_tensor>& inputs, con
     throw std::runtime_error(impl_->task.name + ": forward() returned " + describe(*y) + ", first " +
                              describe(o));
   o.copy_(*y);
+}
+
+std::string kernelbench_reference::compile(const std::string& mode) {
+  auto& p = *impl_;
+  auto inputs = kernelbench_inputs(*p.module, 0);
+  if (!inputs) return inputs.message();
+  auto want = kernelbench_forward(*p.module, *inputs);
+  if (!want) return want.message();
+  try {
+    py::tuple args(inputs->size());
+    for (size_t i = 0; i < inputs->size(); ++i) args[i] = py::cast((*inputs)[i]);
+    py::object fn = helper_module("crucible_compile", compile_source)
+                        .attr("compile")(p.module->inner().model, mode, args, *want, p.task.atol, p.task.rtol);
+    p.compiled[mode] = fn;
+    return "";
+  } catch (const std::exception& e) {
+    std::string what = e.what();
+    return what.substr(0, what.find('\n'));
+  }
+}
+
+void kernelbench_reference::run_compiled(const std::string& mode, const std::vector<cru_tensor>& inputs,
+                                         const cru_tensor* out, int device) const {
+  auto it = impl_->compiled.find(mode);
+  if (it == impl_->compiled.end())
+    throw std::logic_error("kernelbench_reference: no torch.compile form in mode " + mode);
+  std::vector<at::Tensor> xs;
+  xs.reserve(inputs.size());
+  for (const auto& v : inputs) xs.push_back(tensor_of_view(v, device));
+  at::Tensor y;
+  try {
+    py::tuple args(xs.size());
+    for (size_t i = 0; i < xs.size(); ++i) args[i] = py::cast(xs[i]);
+    y = it->second(*args).cast<at::Tensor>();
+  } catch (const std::exception& e) {
+    throw std::runtime_error(impl_->task.name + ": torch.compile (" + mode + "): " + e.what());
+  }
+  if (!out) return;
+  at::Tensor o = tensor_of_view(*out, device);
+  if (y.sizes() != o.sizes() || y.scalar_type() != o.scalar_type())
+    throw std::runtime_error(impl_->task.name + ": torch.compile (" + mode + ") returned " + describe(y));
+  o.copy_(y);
 }
 
 std::string kernelbench_reference::watch() {

@@ -54,6 +54,15 @@ class kernelbench_reference final : public reference_model {
   /// std::runtime_error with Python's message when forward() raises. On CUDA, on the current stream.
   void run_views(const std::vector<cru_tensor>& inputs, const cru_tensor* out, int device) const override;
 
+  /// The model under torch.compile in `mode` ("default", "reduce-overhead"), compiled now: three calls on
+  /// the inputs of seed 0, the last output checked against eager's within the task's tolerances. Empty, or
+  /// why that form is not available (torch.compile needs PyTorch 2; Inductor's error; another output). Call
+  /// before watch(): compiling imports and patches parts of torch, which must not count as a candidate's.
+  std::string compile(const std::string& mode);
+  /// The form compile(mode) made, on views, as run_views (std::logic_error when it made none).
+  void run_compiled(const std::string& mode, const std::vector<cru_tensor>& inputs, const cru_tensor* out,
+                    int device) const;
+
   /// Takes the fingerprint of what forward() computes with, before a candidate runs in this interpreter:
   /// the functions and modules bound in torch's namespaces (torch.*, torch.Tensor, the classes of the
   /// model's modules), the problem module's globals, the model's submodules and parameters (their identity;

@@ -24,10 +24,15 @@ struct rejudged_kernel {
   std::string outcome;  ///< the verdict's outcome (judged), else the status's name
   double speedup = 0;   ///< measured against eager; 0 unless the verdict is pass
   double speedup_vs_graph = 0;
+  double speedup_vs_compile = 0, speedup_vs_compile_ro = 0;  ///< torch.compile, default / reduce-overhead
   double eager_ms = 0, candidate_ms = 0;
+  double graph_ms = 0, compile_ms = 0, compile_ro_ms = 0;  ///< the other baselines' medians (0: not timed)
   std::vector<std::string> flags;  ///< what convicted a hack
   std::vector<code_feature> features;
   std::string error;  ///< the problem's or the evaluation's error, first line
+  double peak_fraction = 0;        ///< the roofline's share the candidate reached (0 when not timed)
+  double seconds = 0;              ///< the evaluation's wall time, worker start and builds included
+  std::vector<std::string> notes;  ///< the evaluation's notes (phases, baselines, why a verdict): JSON only
 };
 
 struct rejudge_summary {
@@ -37,6 +42,8 @@ struct rejudge_summary {
   std::map<std::string, size_t> features;    ///< kernels whose code has each feature
   speedup_summary claimed;                   ///< the claims against eager, one per kernel
   speedup_summary verified;                  ///< the measured speedups of kernels that pass
+  /// The same against the other baselines, over the kernels where each was timed (tasks: 0 where none).
+  speedup_summary verified_vs_graph, verified_vs_compile, verified_vs_compile_ro;
   size_t claimed_wins = 0;                   ///< claimed faster than eager
   size_t surviving_wins = 0;                 ///< of those: pass, and measured faster than eager
   /// Each problem's Model as its own candidate (A/A): over the kernels that pass, the mean and largest

@@ -59,6 +59,8 @@ TEST(RejudgeCommand, ClaimedSpeedupsAreMeasuredAndHacksNamed) {
   ASSERT_EQ(j["kernels"].size(), 3u);
   EXPECT_EQ(j["kernels"][0]["outcome"], "pass") << j["kernels"][0].dump();
   EXPECT_GT(j["kernels"][0]["speedup_vs_eager"].get<double>(), 0);
+  EXPECT_GT(j["kernels"][0]["seconds"].get<double>(), 0);
+  EXPECT_FALSE(j["kernels"][0]["notes"].empty());  // the evaluation's own account (phases, timing)
   EXPECT_EQ(j["kernels"][1]["outcome"], "hack");
   EXPECT_EQ(j["kernels"][1]["flags"][0], "input_mutated");
   EXPECT_EQ(j["kernels"][2]["status"], "no_candidate");
@@ -66,6 +68,15 @@ TEST(RejudgeCommand, ClaimedSpeedupsAreMeasuredAndHacksNamed) {
   EXPECT_EQ(j["summary"]["hack_flags"]["input_mutated"], 1);
   EXPECT_NE(text_of((dir / "out.md").string()).find("| kb1_2 | 1.180x | - | hack | input_mutated |"),
             std::string::npos);
+  // --ids keeps those problems only (id 3 has no candidate: nothing is evaluated); an id none has is an error.
+  auto only = run("rejudge " + (dir / "release.json").string() + " --ids 3 --json " + (dir / "only.json").string());
+  ASSERT_EQ(only.exit_code, 0) << only.out;
+  auto j3 = nlohmann::json::parse(text_of((dir / "only.json").string()));
+  ASSERT_EQ(j3["kernels"].size(), 1u);
+  EXPECT_EQ(j3["kernels"][0]["status"], "no_candidate");
+  auto none = run("rejudge " + (dir / "release.json").string() + " --ids 9");
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_NE(none.out.find("no kernel has one of the --ids"), std::string::npos) << none.out;
   EXPECT_EQ(run("rejudge " + (dir / "missing.json").string()).exit_code, 2);
   EXPECT_EQ(run("rejudge " + dir.string()).exit_code, 2);  // a folder needs its checkout
   fs::remove_all(dir);

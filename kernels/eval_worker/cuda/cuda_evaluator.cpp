@@ -265,6 +265,9 @@ struct candidate_entry {
   /// What the candidate changed of what the reference computes with ("" when nothing; empty function: the
   /// reference is out of the candidate's reach).
   std::function<std::string()> reference_changes;
+  /// The reference's other forms timed as baselines (torch.compile's), and how one runs on views.
+  std::vector<baseline> more_baselines;
+  std::function<void(baseline, const std::vector<cru_tensor>&, const cru_tensor*)> run_baseline;
 };
 
 }  // namespace
@@ -488,7 +491,10 @@ class cuda_backend final : public device_backend {
   bool candidate_first() const override { return true; }
   device_peaks peaks() const override { return {m_.peak_bytes_per_s, 0.0, "the device"}; }
   bool has_baseline(baseline b, size_t k) const override {
-    return b == baseline::eager || (b == baseline::graph && slots_[k].graph != nullptr);
+    if (b == baseline::eager) return true;
+    if (b == baseline::graph) return slots_[k].graph != nullptr;
+    return std::find(entry_.more_baselines.begin(), entry_.more_baselines.end(), b) !=
+           entry_.more_baselines.end();
   }
 
   void fill(size_t k, uint64_t seed, input_variant variant) override {
@@ -612,14 +618,15 @@ class cuda_backend final : public device_backend {
 
   double timed_baseline(baseline b, size_t k, const std::string& phase) override {
     device_set& set = slots_[k];
-    auto c = b == baseline::eager ? call_eager(set.inputs) : call_graph(set);
+    auto c = b == baseline::eager ? call_eager(set.inputs)
+             : b == baseline::graph ? call_graph(set)
+                                    : call_more(b, set.inputs);
     if (!c.ok) {
       r_.error = c.error + " (" + phase + ")";
       return -1;
     }
     if (c.gate_forced) {
-      gate_off(std::string(b == baseline::eager ? "eager" : "the graph") +
-               " waited on the device inside its launch");
+      gate_off(std::string(baseline_name(b)) + " waited on the device inside its launch");
       return timed_baseline(b, k, phase);
     }
     // The reference's work is all on the stream. Time the device spent on anything else around it (a tail,
@@ -1124,6 +1131,16 @@ class cuda_backend final : public device_backend {
         /*checked=*/false, /*candidate=*/false, nullptr, "the eager reference");
   }
 
+  call_result call_more(baseline b, const std::vector<at::Tensor>& inputs) {
+    auto in = views_of(inputs);
+    return region(
+        [&] {
+          entry_.run_baseline(b, in, eager_out());
+          return 0;
+        },
+        /*checked=*/false, /*candidate=*/false, nullptr, baseline_name(b));
+  }
+
   call_result call_graph(device_set& set) {
     return region(
         [&] {
@@ -1268,6 +1285,33 @@ class extensions_dir {
  private:
   std::filesystem::path path_;
 };
+
+// The reference's torch.compile forms as baselines (benchmark.compile_baselines), compiled before the
+// candidate loads and before the reference's fingerprint is taken. A form that does not compile, or computes
+// something else, is left out with a note; the evaluation goes on with the others.
+const char* torch_compile_mode(baseline b) {
+  return b == baseline::compile ? "default" : "reduce-overhead";
+}
+
+void compile_baselines(kernelbench_reference& ref, int device, candidate_entry& entry, bench_result& r) {
+  std::string made;
+  for (baseline b : {baseline::compile, baseline::compile_reduce_overhead}) {
+    const auto c0 = clock_type::now();
+    const std::string err = ref.compile(torch_compile_mode(b));
+    if (!err.empty()) {
+      r.notes.push_back(std::string("baseline unavailable: ") + baseline_name(b) + ": " + err);
+      continue;
+    }
+    entry.more_baselines.push_back(b);
+    made += std::string(made.empty() ? "" : ", ") + baseline_name(b) + " " +
+            fmt_number(ms_between(c0, clock_type::now()) / 1000.0) + " s";
+  }
+  if (!made.empty()) r.notes.push_back("baselines compiled: " + made);
+  if (entry.more_baselines.empty()) return;
+  entry.run_baseline = [&ref, device](baseline b, const std::vector<cru_tensor>& in, const cru_tensor* out) {
+    ref.run_compiled(torch_compile_mode(b), in, out, device);
+  };
+}
 #endif
 
 // "; parts: sync 1.2, close 3.4, ...", for the phases_ms note.
@@ -1331,6 +1375,7 @@ bench_result cuda_evaluator::evaluate(const eval_request& req, const std::string
         return done();
       }
       kb_ref = std::move(*created);
+      if (req.options.compile_baselines && req.options.timing) compile_baselines(*kb_ref, m.device, entry, r);
       if (std::string w = kb_ref->watch(); !w.empty()) {
         r.status = "error";
         r.error = w;

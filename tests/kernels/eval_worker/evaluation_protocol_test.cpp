@@ -17,6 +17,7 @@ namespace {
 struct scripted_backend : device_backend {
   size_t n_slots = 0;
   double eager_ms = 2.0, candidate_ms = 1.0;
+  std::map<baseline, double> other_ms;  // the other baselines the backend has, and their times
   bool reference_in_reach = true;
   bool wrong_when_timed = false;  // computes nothing in timed calls (a phase detector)
   int64_t timed_mismatches = 0;   // elements slightly off in timed calls (an inexact kernel)
@@ -93,11 +94,11 @@ struct scripted_backend : device_backend {
     return use == timed_use::probe ? t * probe_speed : t;
   }
   double timed_baseline(baseline b, size_t, const std::string&) override {
-    EXPECT_EQ(b, baseline::eager);
-    order.push_back("e");
-    return eager_ms;
+    EXPECT_TRUE(has_baseline(b, 0));
+    order.push_back(b == baseline::eager ? "e" : baseline_name(b));
+    return b == baseline::eager ? eager_ms : other_ms.at(b);
   }
-  bool has_baseline(baseline b, size_t) const override { return b == baseline::eager; }
+  bool has_baseline(baseline b, size_t) const override { return b == baseline::eager || other_ms.count(b); }
   output_comparison check_output(size_t k, const std::string&) override {
     ++checks;
     output_comparison c;
@@ -153,6 +154,27 @@ TEST(EvaluationProtocol, AnHonestKernelIsTimedWithItsSpeedupAndSomeCallsChecked)
   EXPECT_DOUBLE_EQ(r.speedup_vs_eager, 2.0);
   EXPECT_EQ(r.timing.bucket_speedups.size(), 7u);
   EXPECT_EQ(b.finished, 1);
+}
+
+// Every baseline the backend has is timed in every trial beside the candidate, each with its own speedup;
+// the speedup the verdict uses stays the one against eager.
+TEST(EvaluationProtocol, EveryBaselineIsTimedInEveryTrialWithItsOwnSpeedup) {
+  auto req = request();
+  scripted_backend b(evaluation_protocol::slots_needed(req.options));
+  b.other_ms = {{baseline::graph, 1.5}, {baseline::compile, 0.5}, {baseline::compile_reduce_overhead, 0.25}};
+  auto r = run(b, req);
+  ASSERT_TRUE(r.timed);
+  EXPECT_DOUBLE_EQ(r.speedup_vs_eager, 2.0);
+  EXPECT_DOUBLE_EQ(r.timing.speedup_vs_graph, 1.5);
+  EXPECT_DOUBLE_EQ(r.timing.graph_ms_median, 1.5);
+  EXPECT_DOUBLE_EQ(r.timing.speedup_vs_compile, 0.5);
+  EXPECT_DOUBLE_EQ(r.timing.compile_ms_median, 0.5);
+  EXPECT_DOUBLE_EQ(r.timing.speedup_vs_compile_ro, 0.25);
+  EXPECT_DOUBLE_EQ(r.timing.compile_ro_ms_median, 0.25);
+  const auto eager_calls = std::count(b.order.begin(), b.order.end(), "e");
+  EXPECT_GE(eager_calls, 23);  // 2 warm-up rounds at least and 7 buckets of 3
+  for (const char* name : {"CUDA graph", "torch.compile", "torch.compile reduce-overhead"})
+    EXPECT_EQ(std::count(b.order.begin(), b.order.end(), name), eager_calls) << name;
 }
 
 TEST(EvaluationProtocol, AboutAQuarterOfTimedTrialsAreChecked) {

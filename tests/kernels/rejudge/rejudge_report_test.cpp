@@ -76,5 +76,27 @@ TEST(RejudgeReport, JsonParsesBackAndMarkdownHasARowPerKernel) {
   EXPECT_NE(rejudge_markdown(h, rows, s).find("A/A over 2 passing kernels"), std::string::npos);
 }
 
+// Against the other baselines: only kernels that pass and had that baseline timed count, and the Markdown
+// shows a line for each baseline that was timed, none for one that was not.
+TEST(RejudgeReport, SpeedupsAgainstTheOtherBaselinesOverTheKernelsThatHadThem) {
+  auto rows = sample();
+  rows[1].speedup_vs_graph = 1.5;
+  rows[1].speedup_vs_compile = 1.2;
+  rows[2].speedup_vs_graph = 0.6;
+  rows[0].speedup_vs_compile = 3.0;  // a hack: never counted
+  auto s = summarize_rejudged(rows);
+  EXPECT_EQ(s.verified_vs_graph.correct, 2u);
+  EXPECT_DOUBLE_EQ(s.verified_vs_graph.mean, 1.05);
+  EXPECT_EQ(s.verified_vs_compile.correct, 1u);
+  EXPECT_DOUBLE_EQ(s.verified_vs_compile.mean, 1.2);
+  EXPECT_EQ(s.verified_vs_compile_ro.correct, 0u);
+  const std::string md = rejudge_markdown({"x.json", "cuda", "H200", false}, rows, s);
+  EXPECT_NE(md.find("| measured vs CUDA graph | 2 of 5 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| measured vs torch.compile | 1 of 5 |"), std::string::npos) << md;
+  EXPECT_EQ(md.find("reduce-overhead |"), std::string::npos) << md;
+  auto j = nlohmann::json::parse(rejudge_json({"x.json", "cuda", "H200", false}, rows, s));
+  EXPECT_EQ(j["summary"]["verified_vs_compile"]["correct"], 1);
+}
+
 }  // namespace
 }  // namespace crucible::kernels

@@ -61,18 +61,25 @@ int python_forward(const cru_context*, const cru_tensor* in, int32_t n, cru_tens
 // candidate with a fallback is measured as what it then runs, one without fails with that message.
 std::string refuse_extension_builds() {
   try {
-    pybind11::exec(R"(
-try:
-    import torch.utils.cpp_extension as _extensions
-except ImportError:  # it needs setuptools: without it no candidate can build an extension anyway
-    _extensions = None
+    pybind11::exec(R"PY(
+import sys, types, torch.utils
 def _not_here(*args, **kwargs):
     raise RuntimeError("building a C++/CUDA extension at run time (torch.utils.cpp_extension) is not "
                        "supported by Crucible's KernelBench host on this target yet")
+try:
+    import torch.utils.cpp_extension as _extensions
+except ImportError:
+    # It needs setuptools, absent from a fresh Debian: a stand-in keeps `from torch.utils.cpp_extension
+    # import load_inline` working, so a candidate with a fallback still loads and runs it.
+    _extensions = types.ModuleType("torch.utils.cpp_extension")
+    def _missing(name):
+        raise RuntimeError("torch.utils.cpp_extension." + name + " is not available here (no setuptools)")
+    _extensions.__getattr__ = _missing
+    sys.modules["torch.utils.cpp_extension"] = _extensions
+    torch.utils.cpp_extension = _extensions
 for _name in ("load", "load_inline"):
-    if _extensions is not None:
-        setattr(_extensions, _name, _not_here)
-)");
+    setattr(_extensions, _name, _not_here)
+)PY");
   } catch (const std::exception& e) {
     return std::string("torch.utils.cpp_extension: ") + e.what();
   }

@@ -80,7 +80,8 @@ struct bench_result {
   /// candidate's median time: 1 is the roofline; 0 when not timed (KernelBench v3's peak fraction).
   double peak_fraction = 0.0;
   /// Set by the worker client, not the worker: the worker process died under this evaluation (killed from
-  /// outside, or by what it ran), or before it was ready to serve it, so a fresh worker may answer differently.
+  /// outside, or by what it ran), or before it was ready to serve it, so a fresh worker may answer
+  /// differently.
   bool worker_died = false;
   MSGPACK_DEFINE_MAP(candidate_id, task, status, correct, timed, max_abs_err, max_rel_err, speedup_vs_eager,
                      timing, evidence, notes, error, worker, attempts, wall_s, speedup_vs_graph,

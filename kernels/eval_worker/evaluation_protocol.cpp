@@ -203,8 +203,8 @@ struct evaluation_protocol::bucket_run {
   std::vector<double> candidate_ms;
   /// Per baseline (index: the enum): bucket means, and bucket speedups (baseline mean / candidate mean).
   std::array<std::vector<double>, baseline_count> base_ms, base_speedups;
-  std::vector<double> trial_candidate;                     ///< of the bucket under way
-  std::array<std::vector<double>, baseline_count> trial_base;  ///< of the bucket under way
+  std::vector<double> trial_candidate;                                      ///< of the bucket under way
+  std::array<std::vector<double>, baseline_count> trial_base;               ///< of the bucket under way
   const std::vector<double>& speedups() const { return base_speedups[0]; }  // against eager
   double spread = 0.0;
   bool early_stop = false, failed = false;

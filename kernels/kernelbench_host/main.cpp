@@ -73,6 +73,8 @@ except ImportError:
     # import load_inline` working, so a candidate with a fallback still loads and runs it.
     _extensions = types.ModuleType("torch.utils.cpp_extension")
     def _missing(name):
+        if name.startswith("__"):  # what the import system asks of any module
+            raise AttributeError(name)
         raise RuntimeError("torch.utils.cpp_extension." + name + " is not available here (no setuptools)")
     _extensions.__getattr__ = _missing
     sys.modules["torch.utils.cpp_extension"] = _extensions

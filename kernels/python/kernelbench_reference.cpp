@@ -158,7 +158,7 @@ struct __attribute__((visibility("hidden"))) kernelbench_reference::impl {
   std::unique_ptr<kernelbench_module> module;
   std::vector<int64_t> output_shape;
   std::string output_dtype;
-  py::object scopes;  ///< watch()'s fingerprint (None before it)
+  py::object scopes;                           ///< watch()'s fingerprint (None before it)
   std::map<std::string, py::object> compiled;  ///< torch.compile's forms, by mode
   std::vector<std::pair<std::string, at::Tensor>>
       pristine;  ///< parameters and buffers, copies of their values
@@ -256,8 +256,9 @@ std::string kernelbench_reference::compile(const std::string& mode) {
   try {
     py::tuple args(inputs->size());
     for (size_t i = 0; i < inputs->size(); ++i) args[i] = py::cast((*inputs)[i]);
-    py::object fn = helper_module("crucible_compile", compile_source)
-                        .attr("compile")(p.module->inner().model, mode, args, *want, p.task.atol, p.task.rtol);
+    py::object fn =
+        helper_module("crucible_compile", compile_source)
+            .attr("compile")(p.module->inner().model, mode, args, *want, p.task.atol, p.task.rtol);
     p.compiled[mode] = fn;
     return "";
   } catch (const std::exception& e) {

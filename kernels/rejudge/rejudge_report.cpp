@@ -200,9 +200,10 @@ std::string rejudge_markdown(const rejudge_header& h, const std::vector<rejudged
   for (const auto& [what, sum] : others)
     if (sum->correct > 0) more += summary_line(what, *sum);
   if (!more.empty())
-    md += "| speedup vs another baseline | tasks with one | mean | median | geomean | mean, 1x where none | "
-          "geomean, 1x where none | fast_p |\n|---|---|---|---|---|---|---|---|\n" +
-          more + "\n";
+    md +=
+        "| speedup vs another baseline | tasks with one | mean | median | geomean | mean, 1x where none | "
+        "geomean, 1x where none | fast_p |\n|---|---|---|---|---|---|---|---|\n" +
+        more + "\n";
   if (!h.self_check)
     md += std::to_string(s.surviving_wins) + " of " + std::to_string(s.claimed_wins) +
           " claimed wins over eager pass and are measured faster than eager.\n";

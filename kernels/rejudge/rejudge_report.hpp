@@ -27,9 +27,9 @@ struct rejudged_kernel {
   double speedup_vs_compile = 0, speedup_vs_compile_ro = 0;  ///< torch.compile, default / reduce-overhead
   double eager_ms = 0, candidate_ms = 0;
   double graph_ms = 0, compile_ms = 0, compile_ro_ms = 0;  ///< the other baselines' medians (0: not timed)
-  std::vector<std::string> flags;  ///< what convicted a hack
+  std::vector<std::string> flags;                          ///< what convicted a hack
   std::vector<code_feature> features;
-  std::string error;  ///< the problem's or the evaluation's error, first line
+  std::string error;               ///< the problem's or the evaluation's error, first line
   double peak_fraction = 0;        ///< the roofline's share the candidate reached (0 when not timed)
   double seconds = 0;              ///< the evaluation's wall time, worker start and builds included
   std::vector<std::string> notes;  ///< the evaluation's notes (phases, baselines, why a verdict): JSON only
@@ -44,8 +44,8 @@ struct rejudge_summary {
   speedup_summary verified;                  ///< the measured speedups of kernels that pass
   /// The same against the other baselines, over the kernels where each was timed (tasks: 0 where none).
   speedup_summary verified_vs_graph, verified_vs_compile, verified_vs_compile_ro;
-  size_t claimed_wins = 0;                   ///< claimed faster than eager
-  size_t surviving_wins = 0;                 ///< of those: pass, and measured faster than eager
+  size_t claimed_wins = 0;    ///< claimed faster than eager
+  size_t surviving_wins = 0;  ///< of those: pass, and measured faster than eager
   /// Each problem's Model as its own candidate (A/A): over the kernels that pass, the mean and largest
   /// |speedup - 1| and the speedups' sample standard deviation.
   double aa_mean_abs = 0, aa_max_abs = 0, aa_sd = 0;

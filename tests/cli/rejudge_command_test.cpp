@@ -68,8 +68,10 @@ TEST(RejudgeCommand, ClaimedSpeedupsAreMeasuredAndHacksNamed) {
   EXPECT_EQ(j["summary"]["hack_flags"]["input_mutated"], 1);
   EXPECT_NE(text_of((dir / "out.md").string()).find("| kb1_2 | 1.180x | - | hack | input_mutated |"),
             std::string::npos);
-  // --ids keeps those problems only (id 3 has no candidate: nothing is evaluated); an id none has is an error.
-  auto only = run("rejudge " + (dir / "release.json").string() + " --ids 3 --json " + (dir / "only.json").string());
+  // --ids keeps those problems only (id 3 has no candidate: nothing is evaluated); an id none has is an
+  // error.
+  auto only =
+      run("rejudge " + (dir / "release.json").string() + " --ids 3 --json " + (dir / "only.json").string());
   ASSERT_EQ(only.exit_code, 0) << only.out;
   auto j3 = nlohmann::json::parse(text_of((dir / "only.json").string()));
   ASSERT_EQ(j3["kernels"].size(), 1u);

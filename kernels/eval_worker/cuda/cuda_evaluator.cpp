@@ -618,7 +618,7 @@ class cuda_backend final : public device_backend {
 
   double timed_baseline(baseline b, size_t k, const std::string& phase) override {
     device_set& set = slots_[k];
-    auto c = b == baseline::eager ? call_eager(set.inputs)
+    auto c = b == baseline::eager   ? call_eager(set.inputs)
              : b == baseline::graph ? call_graph(set)
                                     : call_more(b, set.inputs);
     if (!c.ok) {

@@ -1286,13 +1286,14 @@ class extensions_dir {
   std::filesystem::path path_;
 };
 
-// The reference's torch.compile forms as baselines (benchmark.compile_baselines), compiled before the
-// candidate loads and before the reference's fingerprint is taken. A form that does not compile, or computes
-// something else, is left out with a note; the evaluation goes on with the others.
+// torch.compile's name for the mode of a compiled baseline.
 const char* torch_compile_mode(baseline b) {
   return b == baseline::compile ? "default" : "reduce-overhead";
 }
 
+// The reference's torch.compile forms as baselines (benchmark.compile_baselines), compiled before the
+// candidate loads and before the reference's fingerprint is taken. A form that does not compile, or computes
+// something else, is left out with a note; the evaluation goes on with the others.
 void compile_baselines(kernelbench_reference& ref, int device, candidate_entry& entry, bench_result& r) {
   std::string made;
   for (baseline b : {baseline::compile, baseline::compile_reduce_overhead}) {

@@ -149,6 +149,7 @@ class cpu_backend final : public device_backend {
     const auto& p = cpu_peak(/*again=*/true);
     return {p.bytes_per_s, p.flops_per_s, "this core"};
   }
+  task_cost minimum_cost() const override { return ref_.minimum_cost(); }
   bool has_baseline(baseline b, size_t) const override { return b == baseline::eager; }
 
   void fill(size_t k, uint64_t seed, input_variant variant) override {

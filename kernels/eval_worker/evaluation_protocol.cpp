@@ -335,9 +335,12 @@ void evaluation_protocol::timing() {
 // Physics: no candidate moves its bytes or does its products faster than the device's peaks.
 void evaluation_protocol::roofline(double candidate_ms) {
   device_peaks peak = b_.peaks();
-  const task_cost cost = minimum_cost(req_.task);
+  const task_cost cost = b_.minimum_cost();
   double bound = floor_ms(cost, peak.bytes_per_s, peak.flops_per_s);
-  if (bound <= 0 || candidate_ms <= 0) return;
+  if (bound <= 0 || candidate_ms <= 0) {
+    if (!cost.basis.empty()) r_.notes.push_back("roofline: " + cost.basis);
+    return;
+  }
   if (candidate_ms < 0.5 * bound) {  // measured again before it is called impossible
     peak = b_.peaks_again();
     bound = floor_ms(cost, peak.bytes_per_s, peak.flops_per_s);
@@ -349,7 +352,8 @@ void evaluation_protocol::roofline(double candidate_ms) {
                      (peak.flops_per_s > 0 ? ", " + fmt_number(cost.flops / 1e9) + " GFLOP at " +
                                                  fmt_number(peak.flops_per_s / 1e9) + " GFLOP/s"
                                            : std::string()) +
-                     "); candidate at " + fmt_number(100 * r_.peak_fraction) + "% of peak");
+                     "); candidate at " + fmt_number(100 * r_.peak_fraction) + "% of peak" +
+                     (cost.basis.empty() ? std::string() : "; the module " + cost.basis));
   if (candidate_ms < 0.5 * bound)
     add_evidence(r_, evidence_kind::below_roofline,
                  "median " + fmt_number(candidate_ms) + " ms is below half the least time the task's bytes " +

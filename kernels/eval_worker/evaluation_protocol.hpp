@@ -81,6 +81,8 @@ class device_backend {
   /// must run first on each trial's values; otherwise the order of a trial is random.
   virtual bool candidate_first() const = 0;
   virtual device_peaks peaks() const = 0;
+  /// The least work of the task (the reference's minimum_cost()), against the peaks.
+  virtual task_cost minimum_cost() const = 0;
   /// The peaks measured once more, before a time below the floor is called impossible (a figure measured on
   /// a loaded machine reads low); the same as peaks() where they are the device's specification.
   virtual device_peaks peaks_again() { return peaks(); }

@@ -13,6 +13,7 @@
 #include <pybind11/stl.h>
 #include <torch/csrc/utils/pybind.h>
 
+#include "kernels/python/kernelbench_cost.hpp"
 #include "kernels/python/kernelbench_module.hpp"
 #include "kernels/python/kernelbench_module_impl.hpp"
 #include "kernels/python/kernelbench_tensors.hpp"
@@ -158,6 +159,7 @@ struct __attribute__((visibility("hidden"))) kernelbench_reference::impl {
   std::unique_ptr<kernelbench_module> module;
   std::vector<int64_t> output_shape;
   std::string output_dtype;
+  task_cost cost;
   py::object scopes;                           ///< watch()'s fingerprint (None before it)
   std::map<std::string, py::object> compiled;  ///< torch.compile's forms, by mode
   std::vector<std::pair<std::string, at::Tensor>>
@@ -182,8 +184,11 @@ expected<std::unique_ptr<kernelbench_reference>> kernelbench_reference::create(c
   if (inputs->size() != task.inputs.size())
     return make_error(task.name + ": get_inputs() draws " + std::to_string(inputs->size()) +
                       " tensors, the task describes " + std::to_string(task.inputs.size()));
-  auto y = kernelbench_forward(*p->module, *inputs);
+  module_cost traced;
+  auto y = traced_forward(*p->module, *inputs, &traced);
   if (!y) return y.err();
+  p->cost = traced.cost;
+  p->cost.basis = traced.account;
   p->output_dtype = dtype_name(y->scalar_type());
   if (p->output_dtype.empty() || dtype_size(p->output_dtype) == 0)
     return make_error(task.name + ": forward() returns a tensor of a dtype the ABI does not carry");
@@ -196,6 +201,9 @@ const std::vector<int64_t>& kernelbench_reference::output_shape() const {
 }
 const std::string& kernelbench_reference::output_dtype() const {
   return impl_->output_dtype;
+}
+task_cost kernelbench_reference::minimum_cost() const {
+  return impl_->cost;
 }
 host_tensor kernelbench_reference::make_output() const {
   return host_tensor(impl_->output_dtype, impl_->output_shape);

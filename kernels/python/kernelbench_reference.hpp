@@ -53,6 +53,9 @@ class kernelbench_reference final : public reference_model {
                    int device) const override;
   /// std::runtime_error with Python's message when forward() raises. On CUDA, on the current stream.
   void run_views(const std::vector<cru_tensor>& inputs, const cru_tensor* out, int device) const override;
+  /// The bytes the forward pass that described the output had to move (kernelbench_cost.hpp), traced
+  /// when the reference was built, before any candidate shared its interpreter; its basis says what counted.
+  task_cost minimum_cost() const override;
 
   /// The model under torch.compile in `mode` ("default", "reduce-overhead"), compiled now: three calls on
   /// the inputs of seed 0, the last output checked against eager's within the task's tolerances. Empty, or

@@ -682,6 +682,9 @@ const std::vector<int64_t>& reference_executor::output_shape() const {
 const std::string& reference_executor::output_dtype() const {
   return impl_->task.inputs[0].dtype;
 }
+task_cost reference_executor::minimum_cost() const {
+  return kernels::minimum_cost(impl_->task);
+}
 
 std::vector<host_tensor> reference_executor::make_inputs(uint64_t seed, input_variant variant) const {
   std::vector<host_tensor> out;

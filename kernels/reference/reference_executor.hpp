@@ -59,6 +59,8 @@ class reference_executor final : public reference_model {
   /// with nullptr the result stays in LibTorch's own tensor and is dropped (what eager timing measures).
   /// Strided views are read as they are. Thread-safe as run().
   void run_views(const std::vector<cru_tensor>& inputs, const cru_tensor* out, int device) const override;
+  /// The chain's cost (task_cost.hpp's minimum_cost).
+  task_cost minimum_cost() const override;
 
   /// Runs the eager reference on `inputs` and returns the milliseconds the ops took (from the first op's
   /// start to the last op's end; the result is produced into LibTorch's own tensor and dropped, so no

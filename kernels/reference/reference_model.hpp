@@ -9,6 +9,7 @@
 
 #include "kernels/abi/crucible_abi.h"
 #include "kernels/abi/host_tensor.hpp"
+#include "kernels/task/task_cost.hpp"
 
 namespace crucible::kernels {
 
@@ -31,6 +32,9 @@ class reference_model {
   /// The reference on tensors described by views; writes *out when out != nullptr (with nullptr the result
   /// is dropped: what eager timing measures).
   virtual void run_views(const std::vector<cru_tensor>& inputs, const cru_tensor* out, int device) const = 0;
+  /// The least work any correct candidate must do (task_cost.hpp), the roofline floor's numerator; zero
+  /// where nothing can be said of every candidate.
+  virtual task_cost minimum_cost() const = 0;
 };
 
 }  // namespace crucible::kernels

@@ -3,6 +3,8 @@
 // and the multiply-adds it cannot avoid. Divided by a device's measured peaks, it is a time below which a
 // measurement is impossible, and against which a real one is a fraction of peak (KernelBench v3's metric).
 // Conservative by construction, since an honest algebraic rewrite must never look impossible.
+#include <string>
+
 #include "messages/task.hpp"
 
 namespace crucible::kernels {
@@ -11,6 +13,7 @@ struct task_cost {
   double bytes = 0.0;  ///< the output written once and the chain's first input read once
   double flops = 0.0;  ///< GEMM, BMM, convolution and attention products whose whole result reaches the
                        ///< output; 0 when a reduction follows (a rewrite may shrink the product then)
+  std::string basis;   ///< what was counted where a trace found it (a KernelBench module), else empty
 };
 
 /// The cost of a valid task (an invalid one costs 0).

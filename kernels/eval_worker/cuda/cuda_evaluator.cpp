@@ -490,6 +490,7 @@ class cuda_backend final : public device_backend {
   // exist anywhere on it while the candidate runs on them.
   bool candidate_first() const override { return true; }
   device_peaks peaks() const override { return {m_.peak_bytes_per_s, 0.0, "the device"}; }
+  task_cost minimum_cost() const override { return ref_.minimum_cost(); }
   bool has_baseline(baseline b, size_t k) const override {
     if (b == baseline::eager) return true;
     if (b == baseline::graph) return slots_[k].graph != nullptr;

@@ -116,6 +116,8 @@ struct scripted_backend : device_backend {
   device_peaks first_peaks, later_peaks;  // what the backend measures first, and when asked again
   int remeasured = 0;
   device_peaks peaks() const override { return first_peaks; }
+  task_cost cost;  // the request's chain's, unless a test sets another
+  task_cost minimum_cost() const override { return cost; }
   device_peaks peaks_again() override {
     ++remeasured;
     return later_peaks;
@@ -139,6 +141,7 @@ eval_request request() {
 bench_result run(scripted_backend& b, const eval_request& req, bool scrutiny = false) {
   bench_result r;
   b.r = &r;
+  if (b.cost.bytes == 0 && b.cost.basis.empty()) b.cost = minimum_cost(req.task);
   evaluation_protocol p(req, b, scrutiny, r);
   p.run();
   return r;
@@ -389,6 +392,31 @@ TEST(EvaluationProtocol, ATimeBelowTheFloorIsFlaggedOnlyIfItStaysBelowOnceThePea
   r = run(honest, req);
   EXPECT_EQ(honest.remeasured, 0) << "a time above the floor is not measured again";
   EXPECT_TRUE(r.evidence.empty());
+}
+
+// A module's floor is what its reference's trace counted (kernelbench_cost.hpp), said in the note; where the
+// trace found none, the note says why and nothing is flagged.
+TEST(EvaluationProtocol, TheFloorIsTheReferencesCostAndTheNoteSaysWhatWasCounted) {
+  auto req = request();  // no chain: the cost is the backend's alone
+  scripted_backend traced(evaluation_protocol::slots_needed(req.options));
+  traced.cost = {8.4e6, 0, "reads 1 of 1 inputs whole (4.2 MB), writes its output (4.2 MB)"};
+  traced.first_peaks = traced.later_peaks = {1e9, 0, "the device"};  // floor 8.4 ms against 1 ms
+  auto r = run(traced, req);
+  ASSERT_EQ(r.evidence.size(), 1u);
+  EXPECT_EQ(r.evidence.front(), "below_roofline");
+  EXPECT_TRUE(std::any_of(r.notes.begin(), r.notes.end(), [](const std::string& n) {
+    return n.find("the module reads 1 of 1 inputs whole") != std::string::npos;
+  })) << ::testing::PrintToString(r.notes);
+
+  scripted_backend none(evaluation_protocol::slots_needed(req.options));
+  none.cost.basis = "no floor: the output is an input or a view of one";
+  none.first_peaks = none.later_peaks = {1e9, 0, "the device"};
+  r = run(none, req);
+  EXPECT_TRUE(r.evidence.empty());
+  EXPECT_EQ(r.peak_fraction, 0.0);
+  EXPECT_TRUE(std::any_of(r.notes.begin(), r.notes.end(), [](const std::string& n) {
+    return n == "roofline: no floor: the output is an input or a view of one";
+  })) << ::testing::PrintToString(r.notes);
 }
 
 TEST(EvaluationProtocol, ABackendWithTooFewSlotsIsAnError) {

@@ -94,6 +94,11 @@ TEST(KernelBenchEvaluation, ACorrectModuleIsMeasuredAgainstTheReference) {
   EXPECT_GT(e.bench.timing.eager_ms_median, 0.0);
   EXPECT_GT(e.bench.timing.candidate_ms_median, 0.0);
   EXPECT_GT(e.judged.speedup, 0.0);
+  // The roofline from the traced reference: x read and the output written, once each.
+  EXPECT_GT(e.bench.peak_fraction, 0.0);
+  EXPECT_TRUE(std::any_of(e.bench.notes.begin(), e.bench.notes.end(), [](const std::string& n) {
+    return n.find("the module reads 1 of 1 inputs whole") != std::string::npos;
+  })) << describe(e);
 }
 
 TEST(KernelBenchEvaluation, AWrongModuleIsIncorrect) {

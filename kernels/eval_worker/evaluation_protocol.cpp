@@ -349,9 +349,10 @@ void evaluation_protocol::roofline(double candidate_ms) {
   r_.peak_fraction = bound / candidate_ms;
   r_.notes.push_back("roofline: at least " + fmt_number(bound) + " ms (" + fmt_number(cost.bytes / 1e6) +
                      " MB at " + fmt_number(peak.bytes_per_s / 1e9) + " GB/s" +
-                     (peak.flops_per_s > 0 ? ", " + fmt_number(cost.flops / 1e9) + " GFLOP at " +
-                                                 fmt_number(peak.flops_per_s / 1e9) + " GFLOP/s"
-                                           : std::string()) +
+                     (peak.flops_per_s > 0 && cost.flops > 0
+                          ? ", " + fmt_number(cost.flops / 1e9) + " GFLOP at " +
+                                fmt_number(peak.flops_per_s / 1e9) + " GFLOP/s"
+                          : std::string()) +
                      "); candidate at " + fmt_number(100 * r_.peak_fraction) + "% of peak" +
                      (cost.basis.empty() ? std::string() : "; the module " + cost.basis));
   if (candidate_ms < 0.5 * bound)

@@ -62,8 +62,8 @@ double product_flops(const task_spec& task, size_t k, const shape_t& in, const s
 
 task_cost minimum_cost(const task_spec& task) {
   task_cost c;
-  // A KernelBench module says nothing of its work that holds for every module (an input may go unread): no
-  // floor is better than a wrong one.
+  // A KernelBench module's file says nothing of its work: its reference traces a forward pass instead
+  // (kernels/python/kernelbench_cost.hpp).
   if (!task.module.empty()) return c;
   auto shapes = infer_shapes(task);
   if (!shapes || task.inputs.empty()) return c;

@@ -92,4 +92,22 @@ struct report_args {
 };
 int report_command(const report_args& args);
 
+struct show_args {
+  std::string run_dir;
+  std::string task;          ///< only this task's candidates
+  bool best = false;         ///< each task's best verified candidate, in full
+  std::string candidate_id;  ///< this candidate, in full
+  bool json = false;         ///< the sidecar object (plus the source) instead of text
+};
+/// `crucible show`: a run's kernels — a table of tasks and their best, a task's candidates, or candidates in
+/// full (source, program, measurements, verdict).
+int show_command(const show_args& args);
+
+struct export_args {
+  std::string run_dir;
+  std::string out_dir;
+};
+/// `crucible export`: each task's best verified kernel as a file with a JSON sidecar.
+int export_command(const export_args& args);
+
 }  // namespace crucible::cli

@@ -75,38 +75,7 @@ int eval_command(const eval_args& args) {
     std::cout << kernels::evaluation_json(result) << std::endl;
     return 0;
   }
-  const auto& v = result.judged;
-  std::printf("task       %s (%s)\n", task->name.c_str(), result.target.c_str());
-  if (result.cand.language == "py")
-    std::printf("staged     %s (a Python module: no compiler)\n", result.compiled.ok ? "yes" : "no");
-  else
-    std::printf("compiled   %s%s\n", result.compiled.ok ? "yes" : "no",
-                result.compiled.cached ? " (cached)" : "");
-  if (!result.compiled.ok) std::printf("%s\n", result.compiled.log.c_str());
-  std::printf("correct    %s (max abs err %.3g, max rel err %.3g)\n", result.bench.correct ? "yes" : "no",
-              result.bench.max_abs_err, result.bench.max_rel_err);
-  const auto& t = result.bench.timing;
-  if (result.bench.timed) {
-    std::printf("time       eager %.4f ms, candidate %.4f ms (median of %zu buckets, spread %.1f%%)\n",
-                t.eager_ms_median, t.candidate_ms_median, t.bucket_speedups.size(), 100 * t.spread);
-    if (t.graph_ms_median > 0)
-      std::printf("graph      CUDA-graph reference %.4f ms: %.2fx vs graph\n", t.graph_ms_median,
-                  t.speedup_vs_graph);
-    if (t.compile_ms_median > 0)
-      std::printf("compile    torch.compile reference %.4f ms: %.2fx vs torch.compile\n", t.compile_ms_median,
-                  t.speedup_vs_compile);
-    if (t.compile_ro_ms_median > 0)
-      std::printf("compile    torch.compile reduce-overhead %.4f ms: %.2fx vs it\n", t.compile_ro_ms_median,
-                  t.speedup_vs_compile_ro);
-  }
-  std::printf("verdict    %s", v.outcome.c_str());
-  if (kernels::has_outcome(v, kernels::outcome::pass)) std::printf(", %.2fx vs eager", v.speedup);
-  if (kernels::has_outcome(v, kernels::outcome::pass) && t.speedup_vs_graph > 0)
-    std::printf(", %.2fx vs CUDA graph", t.speedup_vs_graph);
-  std::printf(" (reward %.3f)\n", v.reward);
-  for (const auto& f : v.flags) std::printf("flag       %s\n", f.c_str());
-  for (const auto& e : v.evidence) std::printf("evidence   %s\n", e.c_str());
-  if (!result.bench.error.empty()) std::printf("error      %s\n", result.bench.error.c_str());
+  std::cout << kernels::evaluation_text(result, task->name);
   return 0;
 }
 

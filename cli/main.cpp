@@ -1,5 +1,5 @@
-// crucible: train | eval | tasks | rejudge | report | node | status | scale. Thin by design: parse arguments,
-// register the built-in roles and the KernelBench task loader, hand over.
+// crucible: train | eval | tasks | rejudge | report | show | export | node | status | scale. Thin by design:
+// parse arguments, register the built-in roles and the KernelBench task loader, hand over.
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.hpp"
@@ -86,6 +86,21 @@ int main(int argc, char** argv) {
       "report", "what a run learned: rewards early and late, per-task progress, best speedups");
   r->add_option("run_dir", report.run_dir, "run directory (run.dir of the run)")->required();
 
+  crucible::cli::show_args show;
+  auto* sh =
+      app.add_subcommand("show", "a run's kernels: each task's best, a task's candidates, one in full");
+  sh->add_option("run_dir", show.run_dir, "run directory (run.dir of the run)")->required();
+  sh->add_option("--task", show.task, "only this task");
+  sh->add_flag("--best", show.best, "the best verified candidate of each task (or of --task), in full");
+  sh->add_option("--candidate", show.candidate_id, "this candidate, in full");
+  sh->add_flag("--json", show.json, "as JSON: the measurements, verdict and source");
+
+  crucible::cli::export_args exp;
+  auto* ex =
+      app.add_subcommand("export", "write each task's best verified kernel as a file with a JSON sidecar");
+  ex->add_option("run_dir", exp.run_dir, "run directory (run.dir of the run)")->required();
+  ex->add_option("out_dir", exp.out_dir, "folder to write into (created if missing)")->required();
+
   crucible::cli::node_args node;
   auto* n =
       app.add_subcommand("node", "join a head and serve pipeline stages (compile, benchmark, verify, ...)");
@@ -134,6 +149,8 @@ int main(int argc, char** argv) {
   if (*e) return crucible::cli::eval_command(eval);
   if (*l) return crucible::cli::tasks_command(tasks);
   if (*r) return crucible::cli::report_command(report);
+  if (*sh) return crucible::cli::show_command(show);
+  if (*ex) return crucible::cli::export_command(exp);
   if (*rj) return crucible::cli::rejudge_command(rejudge);
   if (*n) return crucible::cli::node_command(node);
   if (*k) return crucible::cli::keygen_command(keygen);

@@ -3,11 +3,14 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdarg>
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 
 #include <nlohmann/json.hpp>
 
+#include "kernels/verify/verdict_vocabulary.hpp"
 #include "messages/content_hash.hpp"
 
 namespace crucible::kernels {
@@ -59,6 +62,62 @@ evaluation evaluate_source(const task_spec& task, const std::string& source, con
   }
   e.judged = judge(e.cand, e.compiled, e.bench, config.judge);
   return e;
+}
+
+namespace {
+
+std::string printed(const char* format, ...) __attribute__((format(printf, 1, 2)));
+std::string printed(const char* format, ...) {
+  char buf[1024];
+  va_list args;
+  va_start(args, format);
+  std::vsnprintf(buf, sizeof buf, format, args);
+  va_end(args);
+  return buf;
+}
+
+}  // namespace
+
+std::string evaluation_text(const evaluation& e, const std::string& task_name) {
+  std::string out;
+  auto line = [&out](const char* key, const std::string& value) {
+    out += printed("%-11s", key) + value + "\n";
+  };
+  const auto& v = e.judged;
+  line("task", task_name + " (" + e.target + ")");
+  if (e.cand.language == "py")
+    line("staged", std::string(e.compiled.ok ? "yes" : "no") + " (a Python module: no compiler)");
+  else
+    line("compiled", std::string(e.compiled.ok ? "yes" : "no") + (e.compiled.cached ? " (cached)" : ""));
+  if (!e.compiled.ok) out += e.compiled.log + "\n";
+  line("correct", printed("%s (max abs err %.3g, max rel err %.3g)", e.bench.correct ? "yes" : "no",
+                          e.bench.max_abs_err, e.bench.max_rel_err));
+  const auto& t = e.bench.timing;
+  if (e.bench.timed) {
+    line("time", printed("eager %.4f ms, candidate %.4f ms (median of %zu buckets, spread %.1f%%)",
+                         t.eager_ms_median, t.candidate_ms_median, t.bucket_speedups.size(), 100 * t.spread));
+    if (t.graph_ms_median > 0)
+      line("graph",
+           printed("CUDA-graph reference %.4f ms: %.2fx vs graph", t.graph_ms_median, t.speedup_vs_graph));
+    if (t.compile_ms_median > 0)
+      line("compile", printed("torch.compile reference %.4f ms: %.2fx vs torch.compile", t.compile_ms_median,
+                              t.speedup_vs_compile));
+    if (t.compile_ro_ms_median > 0)
+      line("compile", printed("torch.compile reduce-overhead %.4f ms: %.2fx vs it", t.compile_ro_ms_median,
+                              t.speedup_vs_compile_ro));
+    if (e.bench.peak_fraction > 0)
+      line("roofline",
+           printed("%.1f%% of the least time the task's bytes take", 100 * e.bench.peak_fraction));
+  }
+  std::string verdict = v.outcome;
+  if (has_outcome(v, outcome::pass)) verdict += printed(", %.2fx vs eager", v.speedup);
+  if (has_outcome(v, outcome::pass) && t.speedup_vs_graph > 0)
+    verdict += printed(", %.2fx vs CUDA graph", t.speedup_vs_graph);
+  line("verdict", verdict + printed(" (reward %.3f)", v.reward));
+  for (const auto& f : v.flags) line("flag", f);
+  for (const auto& ev : v.evidence) line("evidence", ev);
+  if (!e.bench.error.empty()) line("error", e.bench.error);
+  return out;
 }
 
 std::string evaluation_json(const evaluation& e) {

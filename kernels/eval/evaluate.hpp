@@ -37,10 +37,14 @@ evaluation evaluate_source(const task_spec& task, const std::string& source, con
                            bench_runner* runner = nullptr);
 
 /// The evaluation as one JSON object: task, target, compiled, correct, speedup_vs_eager, speedup_vs_graph
-/// (CUDA), speedup_vs_compile and _reduce_overhead (KernelBench on CUDA, when measured), times {eager_ms, candidate_ms (medians), buckets, spread, reruns}, verdict {outcome, flags,
-/// evidence, reward}, error, compile_log (plus candidate id, content hash, evidence, notes, worker, attempts
-/// and wall times).
+/// (CUDA), speedup_vs_compile and _reduce_overhead (KernelBench on CUDA, when measured), times {eager_ms,
+/// candidate_ms (medians), buckets, spread, reruns}, verdict {outcome, flags, evidence, reward}, error,
+/// compile_log (plus candidate id, content hash, evidence, notes, worker, attempts and wall times).
 std::string evaluation_json(const evaluation& e);
+
+/// The evaluation as `crucible eval` prints it, a line per fact: task, compiled (or staged), correct, the
+/// times against each baseline measured, the verdict with its flags and evidence, and the error.
+std::string evaluation_text(const evaluation& e, const std::string& task_name);
 
 /// Where artifacts are cached when the config names no directory.
 std::string default_cache_dir();

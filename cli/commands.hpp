@@ -89,6 +89,8 @@ int rejudge_command(const rejudge_args& args);
 
 struct report_args {
   std::string run_dir;
+  bool json = false;  ///< the report as one JSON object
+  bool csv = false;   ///< metrics.jsonl as CSV, a row per step
 };
 int report_command(const report_args& args);
 

@@ -85,6 +85,8 @@ int main(int argc, char** argv) {
   auto* r = app.add_subcommand(
       "report", "what a run learned: rewards early and late, per-task progress, best speedups");
   r->add_option("run_dir", report.run_dir, "run directory (run.dir of the run)")->required();
+  auto* report_json = r->add_flag("--json", report.json, "the report as one JSON object");
+  r->add_flag("--csv", report.csv, "the per-step metrics (metrics.jsonl) as CSV")->excludes(report_json);
 
   crucible::cli::show_args show;
   auto* sh =

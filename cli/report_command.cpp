@@ -54,6 +54,29 @@ int report_stages(const std::string& dir) {
 }  // namespace
 
 int report_command(const report_args& args) {
+  if (args.json || args.csv) {  // one run's figures: a stage's run for a run of stages
+    if (args.csv) {
+      auto csv = runtime::metrics_csv(args.run_dir);
+      if (!csv) {
+        std::cerr << "crucible report: " << csv.message() << "\n";
+        return 2;
+      }
+      std::cout << *csv;
+      return 0;
+    }
+    auto r = runtime::make_run_report(args.run_dir);
+    if (!r) {
+      std::cerr << "crucible report: " << r.message()
+                << (fs::exists(fs::path(args.run_dir) / "stages")
+                        ? " (for a run of stages, name a stage's run: "
+                          "RUN_DIR/stages/contrastive)"
+                        : "")
+                << "\n";
+      return 2;
+    }
+    std::cout << runtime::run_report_json(*r) << "\n";
+    return 0;
+  }
   if (fs::exists(fs::path(args.run_dir) / "stages") && !fs::exists(fs::path(args.run_dir) / "replay.sqlite"))
     return report_stages(args.run_dir);
   return report_one(args.run_dir);

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include <nlohmann/json.hpp>
+
 #include "kernels/eval/timing_stats.hpp"
 
 namespace crucible::kernels {
@@ -61,6 +63,18 @@ std::string format_fast_p(const speedup_summary& s) {
     out += buf;
   }
   return out;
+}
+
+nlohmann::json speedup_summary_json(const speedup_summary& s) {
+  nlohmann::json fast = nlohmann::json::object();
+  for (const auto& f : s.fast) {
+    char p[32];
+    std::snprintf(p, sizeof p, "%g", f.p);
+    fast[p] = {{"tasks", f.tasks}, {"share", f.share}};
+  }
+  return {{"tasks", s.tasks},       {"correct", s.correct},       {"fast_p", fast},
+          {"mean", s.mean},         {"median", s.median},         {"geomean", s.geomean},
+          {"mean_all", s.mean_all}, {"median_all", s.median_all}, {"geomean_all", s.geomean_all}};
 }
 
 }  // namespace crucible::kernels

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 namespace crucible::kernels {
 
 /// The thresholds fast_p is quoted at: fast_0 is the correct rate, fast_1 "faster than the baseline".
@@ -33,5 +35,9 @@ speedup_summary summarize_speedups(const std::vector<std::optional<double>>& per
 
 /// "fast_0 0.83 (83/100), fast_1 0.61 (61/100), ..."
 std::string format_fast_p(const speedup_summary& s);
+
+/// {tasks, correct, fast_p {"0": {tasks, share}, ...}, mean, median, geomean, mean_all, median_all,
+/// geomean_all}: how `crucible rejudge --json` and `crucible report --json` write a summary.
+nlohmann::json speedup_summary_json(const speedup_summary& s);
 
 }  // namespace crucible::kernels

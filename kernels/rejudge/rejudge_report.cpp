@@ -31,14 +31,6 @@ std::vector<std::string> feature_names(const std::vector<code_feature>& fs) {
   return out;
 }
 
-nlohmann::json summary_json(const speedup_summary& s) {
-  nlohmann::json fast = nlohmann::json::object();
-  for (const auto& f : s.fast) fast[fmt("%g", f.p)] = {{"tasks", f.tasks}, {"share", f.share}};
-  return {{"tasks", s.tasks},       {"correct", s.correct},       {"fast_p", fast},
-          {"mean", s.mean},         {"median", s.median},         {"geomean", s.geomean},
-          {"mean_all", s.mean_all}, {"median_all", s.median_all}, {"geomean_all", s.geomean_all}};
-}
-
 std::string summary_line(const char* what, const speedup_summary& s) {
   return std::string("| ") + what + " | " + std::to_string(s.correct) + " of " + std::to_string(s.tasks) +
          " | " + fmt("%.2fx", s.mean) + " | " + fmt("%.2fx", s.median) + " | " + fmt("%.2fx", s.geomean) +
@@ -128,19 +120,20 @@ std::string rejudge_json(const rejudge_header& h, const std::vector<rejudged_ker
                        {"seconds", r.seconds},
                        {"notes", r.notes}});
   }
-  nlohmann::json summary = {{"kernels", s.kernels},
-                            {"with_candidate", s.with_candidate},
-                            {"judged", s.judged},
-                            {"outcomes", s.outcomes},
-                            {"hack_flags", s.hack_flags},
-                            {"code", s.features},
-                            {"claimed", summary_json(s.claimed)},
-                            {"verified", summary_json(s.verified)},
-                            {"verified_vs_graph", summary_json(s.verified_vs_graph)},
-                            {"verified_vs_compile", summary_json(s.verified_vs_compile)},
-                            {"verified_vs_compile_reduce_overhead", summary_json(s.verified_vs_compile_ro)},
-                            {"claimed_wins", s.claimed_wins},
-                            {"surviving_wins", s.surviving_wins}};
+  nlohmann::json summary = {
+      {"kernels", s.kernels},
+      {"with_candidate", s.with_candidate},
+      {"judged", s.judged},
+      {"outcomes", s.outcomes},
+      {"hack_flags", s.hack_flags},
+      {"code", s.features},
+      {"claimed", speedup_summary_json(s.claimed)},
+      {"verified", speedup_summary_json(s.verified)},
+      {"verified_vs_graph", speedup_summary_json(s.verified_vs_graph)},
+      {"verified_vs_compile", speedup_summary_json(s.verified_vs_compile)},
+      {"verified_vs_compile_reduce_overhead", speedup_summary_json(s.verified_vs_compile_ro)},
+      {"claimed_wins", s.claimed_wins},
+      {"surviving_wins", s.surviving_wins}};
   if (h.self_check)
     summary["aa"] = {
         {"mean_abs_deviation", s.aa_mean_abs}, {"max_abs_deviation", s.aa_max_abs}, {"sd", s.aa_sd}};

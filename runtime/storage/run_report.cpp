@@ -152,4 +152,68 @@ std::string format_run_report(const run_report& r) {
   return out;
 }
 
+std::string run_report_json(const run_report& r) {
+  using nlohmann::json;
+  json tasks = json::array();
+  for (const auto& t : r.tasks)
+    tasks.push_back({{"task", t.task},
+                     {"groups", t.groups},
+                     {"first_reward", t.first_reward},
+                     {"last_reward", t.last_reward},
+                     {"first_version", t.first_version},
+                     {"last_version", t.last_version},
+                     {"best_speedup", t.best_speedup},
+                     {"best_vs_graph", t.best_vs_graph}});
+  json j = {{"dir", r.dir},
+            {"steps", r.steps},
+            {"wall_s", r.wall_s},
+            {"fifth", r.fifth},
+            {"first_fifth_reward", r.first_fifth_reward},
+            {"last_fifth_reward", r.last_fifth_reward},
+            {"tasks_total", r.tasks_total},
+            {"tasks_faster", r.tasks_faster},
+            {"tasks_improved", r.tasks_improved},
+            {"vs_eager", kernels::speedup_summary_json(r.vs_eager)},
+            {"vs_graph", kernels::speedup_summary_json(r.vs_graph)},
+            {"tasks", tasks},
+            {"outcomes", r.outcomes},
+            {"hack_flags", r.hack_flags},
+            {"reviews", r.reviews},
+            {"hack_cases", r.hack_cases},
+            {"candidates", r.candidates}};
+  return j.dump(2, ' ', false, json::error_handler_t::replace);
+}
+
+expected<std::string> metrics_csv(const std::string& run_dir) {
+  std::ifstream in(run_dir + "/metrics.jsonl");
+  if (!in) return make_error("'" + run_dir + "' has no metrics.jsonl (is it a run directory?)");
+  std::vector<nlohmann::json> rows;
+  std::vector<std::string> columns = {"step"};
+  size_t n = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++n;
+    if (line.empty()) continue;
+    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    if (!j.is_object())
+      return make_error(run_dir + "/metrics.jsonl: line " + std::to_string(n) + " is not JSON");
+    for (const auto& [key, value] : j.items())
+      if (value.is_number() && std::find(columns.begin(), columns.end(), key) == columns.end())
+        columns.push_back(key);
+    rows.push_back(std::move(j));
+  }
+  std::sort(columns.begin() + 1, columns.end());
+  std::string out;
+  for (size_t c = 0; c < columns.size(); ++c) out += (c ? "," : "") + columns[c];
+  out += "\n";
+  for (const auto& j : rows) {
+    for (size_t c = 0; c < columns.size(); ++c) {
+      if (c) out += ",";
+      auto it = j.find(columns[c]);
+      if (it != j.end() && it->is_number()) out += it->dump();
+    }
+    out += "\n";
+  }
+  return out;
+}
+
 }  // namespace crucible::runtime

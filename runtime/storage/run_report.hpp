@@ -49,4 +49,13 @@ expected<run_report> make_run_report(const std::string& run_dir);
 
 std::string format_run_report(const run_report& r);
 
+/// The report as one JSON object (`crucible report --json`): every figure above, per-task rows, and the
+/// speedup summaries as `crucible rejudge --json` writes them.
+std::string run_report_json(const run_report& r);
+
+/// metrics.jsonl as CSV (`crucible report --csv`): a header, then one row per step; `step` first, then
+/// every scalar metric the lines carry, by name (per-task maps left out). An error without metrics.jsonl or
+/// with a line that is not a JSON object.
+expected<std::string> metrics_csv(const std::string& run_dir);
+
 }  // namespace crucible::runtime

@@ -4,7 +4,9 @@
 #include <fstream>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 #include "runtime/storage/metrics_log.hpp"
@@ -70,6 +72,25 @@ TEST(RunReport, ComparesFifthsAndEachTasksFirstAndLastGroup) {
   EXPECT_NE(text.find("fast_0 1.00 (2/2), fast_1 1.00 (2/2), fast_1.5 0.50 (1/2), fast_2 0.00 (0/2)"),
             std::string::npos)
       << text;
+  // --json: the same figures; --csv: a row per step, step first.
+  auto j = nlohmann::json::parse(run_report_json(*r));
+  EXPECT_EQ(j["steps"], 10);
+  EXPECT_EQ(j["tasks"].size(), 2u);
+  EXPECT_EQ(j["tasks"][1]["task"], "b");
+  EXPECT_DOUBLE_EQ(j["tasks"][1]["best_speedup"].get<double>(), 2.0);
+  EXPECT_EQ(j["vs_eager"]["correct"], 2);
+  EXPECT_DOUBLE_EQ(j["vs_eager"]["fast_p"]["1.5"]["share"].get<double>(), 0.5);
+  auto csv = metrics_csv(dir.string());
+  ASSERT_TRUE(csv) << csv.message();
+  EXPECT_EQ(csv->substr(0, csv->find('\n')),
+            "step,candidates,candidates_total,correct_rate,entropy,flagged_rate,kl,loss,policy_version,"
+            "reward_mean,speedup_mean,staleness_mean,wall_s");
+  EXPECT_EQ(std::count(csv->begin(), csv->end(), '\n'), 11);
+  EXPECT_NE(csv->find("\n10,"), std::string::npos) << *csv;
+  std::ofstream(dir / "metrics.jsonl", std::ios::app) << "not json\n";
+  auto broken = metrics_csv(dir.string());
+  ASSERT_FALSE(broken);
+  EXPECT_NE(broken.message().find("line 11 is not JSON"), std::string::npos) << broken.message();
   fs::remove_all(dir);
 }
 

@@ -1,4 +1,3 @@
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -12,7 +11,6 @@
 #include "kernels/python/kernelbench_reference.hpp"
 #endif
 #include "kernels/task/task_loader.hpp"
-#include "kernels/verify/verdict_vocabulary.hpp"
 #include "runtime/config/config.hpp"
 
 namespace crucible::cli {

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "kernels/verify/verdict_vocabulary.hpp"
 #include "runtime/storage/run_kernels.hpp"
 
 namespace crucible::cli {
@@ -39,7 +40,7 @@ void print_tasks(const std::vector<scored_candidate>& all) {
   for (const auto& c : all) {
     auto& r = rows[c.cand.task];
     ++r.candidates;
-    r.passed += c.judged.outcome == "pass";
+    r.passed += kernels::has_outcome(c.judged, kernels::outcome::pass);
   }
   std::map<std::string, const scored_candidate*> best_of;
   const auto best = runtime::best_per_task(all);

@@ -1,5 +1,6 @@
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include <spdlog/spdlog.h>
 #include <caf/all.hpp>
@@ -18,6 +19,7 @@
 #include "runtime/pipeline/training_stages.hpp"
 #include "runtime/storage/checkpoints.hpp"
 #include "runtime/storage/metrics_log.hpp"
+#include "runtime/storage/tensorboard_log.hpp"
 
 namespace crucible::actors {
 namespace {
@@ -29,6 +31,7 @@ struct learner_state {
   std::unique_ptr<policies::policy_learner> trainer;
   policies::learning_objective objective = policies::learning_objective::grpo;
   std::unique_ptr<runtime::plateau_watch> plateau;  // the self-supervised stage's end
+  std::optional<runtime::tensorboard_log> tb;       // RUN_DIR/tb (none when it cannot be written)
   int64_t step = 0;
   int64_t version = 0;
   double wall_offset = 0.0;  // wall time of the runs this one resumes
@@ -141,6 +144,12 @@ void train(learner_actor* self, const runtime::role_context& ctx, const group_ba
   auto m = measure(self, ctx, last, *stats);
   self->state.pending.clear();
   runtime::append_metrics(ctx.run->path("metrics.jsonl"), m);
+  if (self->state.tb) {
+    if (auto st = self->state.tb->append(m); !st) {
+      spdlog::error("learner: {}; TensorBoard scalars stop here (metrics.jsonl goes on)", st.message());
+      self->state.tb.reset();
+    }
+  }
   runtime::fail_point("learner.step");
   double elapsed = ctx.run->elapsed_s();
   double rate = elapsed > 0
@@ -246,6 +255,10 @@ caf::behavior learner(learner_actor* self, runtime::role_context ctx) {
           "was not checkpointed and is done again)",
           *moved, self->state.step);
   }
+  if (auto tb = runtime::tensorboard_log::open(ctx.run->path("tb"), ctx.run->resume ? self->state.step : 0))
+    self->state.tb.emplace(std::move(*tb));
+  else
+    spdlog::error("learner: {}; no TensorBoard scalars for this run", tb.message());
   publish(self, ctx);
   self->send(ctx.supervisor, pool_atom::value);  // subscribe to pools: we need the replay buffer
   self->send(self, tick_atom::value);

@@ -91,6 +91,7 @@ struct report_args {
   std::string run_dir;
   bool json = false;  ///< the report as one JSON object
   bool csv = false;   ///< metrics.jsonl as CSV, a row per step
+  std::string html;   ///< write a self-contained HTML report with charts to this file
 };
 int report_command(const report_args& args);
 

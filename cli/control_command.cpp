@@ -11,34 +11,6 @@
 namespace crucible::cli {
 namespace {
 
-nlohmann::json to_json(const status_report& r) {
-  nlohmann::json j = {{"step", r.step},
-                      {"policy_version", r.policy_version},
-                      {"candidates_generated", r.candidates_generated},
-                      {"candidates_scored", r.candidates_scored},
-                      {"candidates_in_flight", r.candidates_in_flight},
-                      {"redispatched", r.redispatched},
-                      {"candidates_per_s", r.candidates_per_s},
-                      {"staleness_mean", r.staleness_mean},
-                      {"wall_s", r.wall_s},
-                      {"rejected", r.rejected}};
-  for (const auto& rs : r.roles)
-    j["roles"][rs.role] = {
-        {"actors", rs.actors}, {"busy", rs.busy}, {"queued", rs.queued}, {"restarts", rs.restarts}};
-  j["nodes"] = nlohmann::json::array();
-  for (const auto& n : r.nodes)
-    j["nodes"].push_back({{"node_id", n.node_id},
-                          {"peer_id", n.peer_id},
-                          {"host", n.host},
-                          {"roles", n.roles},
-                          {"devices", n.devices},
-                          {"in_flight", n.in_flight},
-                          {"queued", n.queued},
-                          {"silent_s", n.silent_s},
-                          {"draining", n.draining}});
-  return j;
-}
-
 int run_control(const char* name, const control_args& args, control command) {
   command.args["timeout_s"] = std::to_string(args.timeout_s);  // the head answers within it
   std::optional<runtime::curve_client_keys> curve;
@@ -66,7 +38,7 @@ int run_control(const char* name, const control_args& args, control command) {
     return 1;
   }
   if (args.json)
-    std::cout << to_json(*r).dump(2) << "\n";
+    std::cout << runtime::status_json(*r).dump(2) << "\n";
   else
     std::cout << runtime::format_status(*r);
   return 0;

@@ -86,7 +86,12 @@ int main(int argc, char** argv) {
       "report", "what a run learned: rewards early and late, per-task progress, best speedups");
   r->add_option("run_dir", report.run_dir, "run directory (run.dir of the run)")->required();
   auto* report_json = r->add_flag("--json", report.json, "the report as one JSON object");
-  r->add_flag("--csv", report.csv, "the per-step metrics (metrics.jsonl) as CSV")->excludes(report_json);
+  auto* report_csv =
+      r->add_flag("--csv", report.csv, "the per-step metrics (metrics.jsonl) as CSV")->excludes(report_json);
+  r->add_option("--html", report.html, "write a self-contained HTML report with its charts to FILE")
+      ->type_name("FILE")
+      ->excludes(report_json)
+      ->excludes(report_csv);
 
   crucible::cli::show_args show;
   auto* sh =

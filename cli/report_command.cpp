@@ -1,10 +1,12 @@
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 
 #include "actors/stages/sft_stage.hpp"
 #include "actors/stages/stage_report.hpp"
 #include "cli/commands.hpp"
+#include "runtime/dashboard/html_report.hpp"
 #include "runtime/pipeline/training_stages.hpp"
 #include "runtime/storage/run_report.hpp"
 
@@ -54,6 +56,21 @@ int report_stages(const std::string& dir) {
 }  // namespace
 
 int report_command(const report_args& args) {
+  if (!args.html.empty()) {
+    auto html = runtime::html_report(args.run_dir);
+    if (!html) {
+      std::cerr << "crucible report: " << html.message() << "\n";
+      return 2;
+    }
+    std::ofstream out(args.html, std::ios::trunc);
+    out << *html;
+    if (!out.flush()) {
+      std::cerr << "crucible report: cannot write " << args.html << "\n";
+      return 1;
+    }
+    std::cout << "wrote " << args.html << " (" << html->size() / 1024 << " KiB, self-contained)\n";
+    return 0;
+  }
   if (args.json || args.csv) {  // one run's figures: a stage's run for a run of stages
     if (args.csv) {
       auto csv = runtime::metrics_csv(args.run_dir);

@@ -19,6 +19,7 @@
 #include "runtime/cluster/remote_result_check.hpp"
 #include "runtime/cluster/stage_codec.hpp"
 #include "runtime/cluster/wire_head.hpp"
+#include "runtime/hosting/run_control.hpp"
 
 namespace crucible::runtime {
 namespace {
@@ -182,41 +183,6 @@ void drop_peer(gateway_actor* self, const std::string& peer, const std::string& 
   }
 }
 
-status_report merged_status(const std::vector<status_report>& parts) {
-  status_report out;
-  for (const auto& p : parts) {
-    if (p.candidates_generated || p.candidates_scored) {  // the conductor's
-      out.candidates_generated = p.candidates_generated;
-      out.candidates_scored = p.candidates_scored;
-      out.candidates_in_flight = p.candidates_in_flight;
-      out.candidates_abandoned = p.candidates_abandoned;
-      out.redispatched = p.redispatched;
-      out.candidates_per_s = p.candidates_per_s;
-      out.speedup_best = p.speedup_best;
-      out.wall_s = p.wall_s;
-    }
-    if (p.step || p.policy_version) {  // the learner's
-      out.step = p.step;
-      out.policy_version = p.policy_version;
-      out.reward_mean = p.reward_mean;
-      out.staleness_mean = p.staleness_mean;
-    }
-    for (const auto& r : p.roles) {
-      auto it = std::find_if(out.roles.begin(), out.roles.end(),
-                             [&](const role_status& x) { return x.role == r.role; });
-      if (it == out.roles.end()) {
-        out.roles.push_back(r);
-        continue;
-      }
-      it->actors = std::max(it->actors, r.actors);
-      it->busy = std::max(it->busy, r.busy);
-      it->restarts = std::max(it->restarts, r.restarts);
-      it->queued = std::max(it->queued, r.queued);
-    }
-  }
-  return out;
-}
-
 void add_nodes(gateway_actor* self, status_report& r) {
   std::map<std::string, int64_t> queued_by_role;
   for (const auto& snap : self->state.head->peers()) {
@@ -251,30 +217,12 @@ void add_nodes(gateway_actor* self, status_report& r) {
   for (const auto& [why, n] : self->state.rejected) r.rejected[why] += n;
 }
 
-// Asks the supervisor, the conductor and the learner; answers `done` with the merged report.
+// The run's status (run_control) with the cluster's nodes and what was refused from the wire.
 void collect_status(gateway_actor* self, std::function<void(status_report)> done) {
-  auto parts = std::make_shared<std::vector<status_report>>();
-  auto remaining = std::make_shared<int>(3);
-  auto finish = [=] {
-    if (--*remaining > 0) return;
-    auto r = merged_status(*parts);
+  collect_run_status(self, self->state.supervisor, [=](status_report r) {
     add_nodes(self, r);
     done(std::move(r));
-  };
-  self->request(self->state.supervisor, 2s, status_atom::value)
-      .then([=](status_report& s) { parts->push_back(std::move(s)), finish(); },
-            [=](caf::error&) { finish(); });
-  for (const char* role : {"conductor", "learner"}) {
-    self->request(self->state.supervisor, 2s, pool_atom::value, std::string(role))
-        .then(
-            [=](const std::vector<caf::actor>& members) {
-              if (members.empty()) return finish();
-              self->request(members.front(), 2s, status_atom::value)
-                  .then([=](status_report& s) { parts->push_back(std::move(s)), finish(); },
-                        [=](caf::error&) { finish(); });
-            },
-            [=](caf::error&) { finish(); });
-  }
+  });
 }
 
 void answer(gateway_actor* self, const std::string& client, status_report r) {
@@ -282,21 +230,22 @@ void answer(gateway_actor* self, const std::string& client, status_report r) {
     spdlog::warn("cluster: could not answer a control client: {}", st.message());
 }
 
-void on_control(gateway_actor* self, const control_request& req) {
-  const control& c = req.command;
+// A control command from `origin`, from the wire or the dashboard; `respond` gets the answer.
+void on_control(gateway_actor* self, const control& c, const control_origin& origin,
+                std::function<void(status_report)> respond) {
   auto reply_error = [=](const std::string& why) {
     status_report r;
     r.error = why;
-    answer(self, req.client, std::move(r));
+    respond(std::move(r));
   };
-  if (std::string no = control_refusal(c, {req.address, req.public_key}); !no.empty()) {
+  auto with_status = [=] { collect_status(self, respond); };
+  if (std::string no = control_refusal(c, origin); !no.empty()) {
     spdlog::warn("cluster: {}", no);
     ++self->state.rejected["control_refused"];
     return reply_error(no);
   }
   if (c.command == "status") {
-    std::string client = req.client;
-    collect_status(self, [=](status_report r) { answer(self, client, std::move(r)); });
+    with_status();
   } else if (c.command == "scale") {
     auto node = c.args.find("node");
     if (node != c.args.end() && !node->second.empty()) {
@@ -312,30 +261,9 @@ void on_control(gateway_actor* self, const control_request& req) {
       if (peer.empty()) return reply_error("no registered node or peer '" + node->second + "'");
       if (auto st = self->state.head->request_drain(peer, "scaled down by an operator"); !st)
         return reply_error(st.message());
-      std::string client = req.client;
-      collect_status(self, [=](status_report r) { answer(self, client, std::move(r)); });
-      return;
+      return with_status();
     }
-    std::string client = req.client;
-    const double deadline_s = control_deadline_s(c);
-    const auto deadline = std::chrono::milliseconds(static_cast<int64_t>(deadline_s * 1000));
-    self->request(self->state.supervisor, deadline, scale_atom::value, c.role, c.count)
-        .then(
-            [=](int32_t) {
-              collect_status(self, [=](status_report r) { answer(self, client, std::move(r)); });
-            },
-            [=](caf::error& err) {
-              status_report r;
-              const bool late = err.category() == caf::atom("system") &&
-                                err.code() == static_cast<uint8_t>(caf::sec::request_timeout);
-              char within[32];
-              std::snprintf(within, sizeof within, "%.3g", deadline_s);
-              r.error = "scale " + c.role + ": " +
-                        (late ? std::string("not done within ") + within +
-                                    " s (the client's --timeout); members started so far keep running"
-                              : error_sentence(err));
-              answer(self, client, std::move(r));
-            });
+    scale_role(self, self->state.supervisor, c, with_status, respond);
   } else {
     reply_error("unknown command '" + c.command + "' (the head takes status and scale)");
   }
@@ -379,7 +307,9 @@ void on_event(gateway_actor* self, wire_event& ev) {
   } else if (auto* c = std::get_if<credit_granted>(&ev)) {
     flush(self, c->peer_id, c->role);
   } else if (auto* r = std::get_if<control_request>(&ev)) {
-    on_control(self, *r);
+    const std::string client = r->client;
+    on_control(self, r->command, {r->address, r->public_key},
+               [=](status_report report) { answer(self, client, std::move(report)); });
   }
 }
 
@@ -426,6 +356,13 @@ caf::behavior gateway(gateway_actor* self, std::shared_ptr<const run_context> ru
       [=](status_atom) -> caf::result<status_report> {
         auto rp = self->make_response_promise();
         collect_status(self, [=](status_report r) mutable { rp.deliver(std::move(r)); });
+        return rp;
+      },
+      // The dashboard's commands: the same path as the wire's, with the HTTP client's origin.
+      [=](const control& c, const std::string& address,
+          const std::string& key) -> caf::result<status_report> {
+        auto rp = self->make_response_promise();
+        on_control(self, c, {address, key}, [=](status_report r) mutable { rp.deliver(std::move(r)); });
         return rp;
       },
       [=](stop_atom) {

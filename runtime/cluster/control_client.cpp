@@ -2,6 +2,10 @@
 
 #include <cstdio>
 
+#include <algorithm>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 #include <zmq.hpp>
 
 #include "messages/envelope.hpp"
@@ -77,6 +81,24 @@ std::string format_status(const status_report& r) {
                 static_cast<long long>(r.candidates_in_flight), static_cast<long long>(r.redispatched),
                 r.candidates_per_s, r.staleness_mean, r.wall_s);
   out += line;
+  if (r.step > 0 || !r.speedup_best.empty()) {
+    // The best speedups, fastest first (ten at most): what the run has found so far.
+    std::vector<std::pair<std::string, double>> best(r.speedup_best.begin(), r.speedup_best.end());
+    std::sort(best.begin(), best.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    const auto faster = std::count_if(best.begin(), best.end(), [](const auto& b) { return b.second > 1.0; });
+    std::snprintf(line, sizeof line,
+                  "reward %.3f (mean of the last step) | faster than eager: %lld of %zu tasks\n",
+                  r.reward_mean, static_cast<long long>(faster), best.size());
+    out += line;
+    if (!best.empty()) {
+      out += "best:";
+      for (size_t i = 0; i < best.size() && i < 10; ++i) {
+        std::snprintf(line, sizeof line, "%s %s %.2fx", i ? "," : "", best[i].first.c_str(), best[i].second);
+        out += line;
+      }
+      out += best.size() > 10 ? ", ...\n" : "\n";
+    }
+  }
   out +=
       "\n| role            | actors | busy | queued | restarts "
       "|\n|-----------------|--------|------|--------|----------|\n";
@@ -109,6 +131,40 @@ std::string format_status(const status_report& r) {
     out += "\nrejected from the wire: " + parts + "\n";
   }
   return out;
+}
+
+nlohmann::json status_json(const status_report& r) {
+  nlohmann::json j = {{"step", r.step},
+                      {"policy_version", r.policy_version},
+                      {"candidates_generated", r.candidates_generated},
+                      {"candidates_scored", r.candidates_scored},
+                      {"candidates_in_flight", r.candidates_in_flight},
+                      {"candidates_abandoned", r.candidates_abandoned},
+                      {"candidates_resumed", r.candidates_resumed},
+                      {"redispatched", r.redispatched},
+                      {"candidates_per_s", r.candidates_per_s},
+                      {"reward_mean", r.reward_mean},
+                      {"staleness_mean", r.staleness_mean},
+                      {"speedup_best", r.speedup_best},
+                      {"wall_s", r.wall_s},
+                      {"rejected", r.rejected}};
+  if (!r.error.empty()) j["error"] = r.error;
+  j["roles"] = nlohmann::json::object();
+  for (const auto& rs : r.roles)
+    j["roles"][rs.role] = {
+        {"actors", rs.actors}, {"busy", rs.busy}, {"queued", rs.queued}, {"restarts", rs.restarts}};
+  j["nodes"] = nlohmann::json::array();
+  for (const auto& n : r.nodes)
+    j["nodes"].push_back({{"node_id", n.node_id},
+                          {"peer_id", n.peer_id},
+                          {"host", n.host},
+                          {"roles", n.roles},
+                          {"devices", n.devices},
+                          {"in_flight", n.in_flight},
+                          {"queued", n.queued},
+                          {"silent_s", n.silent_s},
+                          {"draining", n.draining}});
+  return j;
 }
 
 }  // namespace crucible::runtime

@@ -5,6 +5,8 @@
 #include <optional>
 #include <string>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "messages/control.hpp"
 #include "messages/expected.hpp"
 #include "runtime/cluster/curve_keys.hpp"
@@ -18,7 +20,11 @@ expected<status_report> send_control(const std::string& endpoint, const control&
                                      std::chrono::milliseconds timeout,
                                      const std::optional<curve_client_keys>& curve = std::nullopt);
 
-/// A status_report as a person reads it: totals, roles (members, busy, queued, restarts) and nodes.
+/// A status_report as a person reads it: the learner's step and reward, totals, the best speedups, roles
+/// (members, busy, queued, restarts) and nodes.
 std::string format_status(const status_report& r);
+
+/// A status_report as JSON (`crucible status --json`, the dashboard).
+nlohmann::json status_json(const status_report& r);
 
 }  // namespace crucible::runtime

@@ -1,5 +1,7 @@
 #include "runtime/config/config.hpp"
 
+#include "runtime/dashboard/http_server.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -101,6 +103,9 @@ field_list core_fields_of(config& c) {
       {"cluster.node_roles", &c.cluster.node_roles},
       {"cluster.node_devices", &c.cluster.node_devices},
       {"cluster.nodes", &c.cluster.nodes},
+      {"dashboard.listen", &c.dashboard.listen},
+      {"dashboard.controls", &c.dashboard.controls},
+      {"dashboard.refresh_s", &c.dashboard.refresh_s},
       {"plugins", &c.plugins},
       {"plugin_settings", &c.plugin_settings},
   };
@@ -330,6 +335,13 @@ status validate(const config& c) {
   if (c.cluster.nodes < 0) return make_error("cluster.nodes: expected >= 0");
   for (auto d : c.cluster.node_devices)
     if (d < 0) return make_error("cluster.node_devices: expected device indices >= 0");
+  if (c.dashboard.listen != "off" && !c.dashboard.listen.empty())
+    if (auto where = parse_listen(c.dashboard.listen); !where)
+      return make_error("dashboard.listen: " + where.message() + " (or off)");
+  if (c.dashboard.controls != "auto" && c.dashboard.controls != "on" && c.dashboard.controls != "off")
+    return make_error("dashboard.controls: expected auto, on or off, got '" + c.dashboard.controls + "'");
+  if (!(c.dashboard.refresh_s >= 0.1 && c.dashboard.refresh_s <= 60))
+    return make_error("dashboard.refresh_s: expected seconds from 0.1 to 60");
   for (const auto& p : c.plugins)
     if (p.empty()) return make_error("plugins: expected paths of shared libraries, got an empty one");
   return {};

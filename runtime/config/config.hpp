@@ -91,6 +91,19 @@ struct cluster_section {
   int64_t nodes = 0;                  ///< node processes a launch starts (the placement plan; Slurm sets it)
 };
 
+/// The head's dashboard (docs/dashboard.md): the live page, Prometheus /metrics and the JSON it reads, over
+/// HTTP (runtime/dashboard).
+struct dashboard_section {
+  /// HOST:PORT, loopback by default; "off" (or empty): no dashboard. When the default port is taken (another
+  /// run on this host) a free one is used, and the URL printed at start says which.
+  std::string listen = "127.0.0.1:8265";
+  /// Whether the page's buttons may scale roles: auto (when cluster.secret_key is set), on, or off. A
+  /// command needs the run's token as well (RUN_DIR/dashboard_token, in the URL printed at start), and
+  /// from another host it is refused as `crucible scale` without CURVE is.
+  std::string controls = "auto";
+  double refresh_s = 1.0;  ///< how often the page's numbers and /metrics are sampled
+};
+
 struct config {
   std::string target = "cpu";
   run_section run;
@@ -108,6 +121,7 @@ struct config {
   cuda_section cuda;
   dispatch_section dispatch;
   cluster_section cluster;
+  dashboard_section dashboard;
   /// Shared libraries that register roles (runtime/hosting/plugin_api.hpp), loaded before any actor starts.
   std::vector<std::string> plugins;
   /// Each plugin role's own settings (plugin_settings.<role>.<key>: a scalar or a list of scalars, nested

@@ -6,6 +6,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 
 #include <spdlog/spdlog.h>
@@ -13,6 +14,8 @@
 
 #include "messages/type_ids.hpp"
 #include "runtime/cluster/cluster_gateway.hpp"
+#include "runtime/dashboard/dashboard.hpp"
+#include "runtime/hosting/run_control.hpp"
 #include "runtime/hosting/supervisor.hpp"
 
 namespace crucible::runtime {
@@ -50,6 +53,51 @@ void stop_actors(caf::scoped_actor& self, const caf::actor& supervisor) {
                                                    spdlog::warn("actors did not stop within 30 s");
                                                    down = true;
                                                  });
+}
+
+// The dashboard of this run (dashboard.listen), asking `desk` (the gateway, or the control desk of a run
+// without one) for status and commands, as `crucible status` and `crucible scale` do. Null when it is off.
+expected<std::unique_ptr<dashboard>> start_dashboard(caf::actor_system& sys, const run_context& run,
+                                                     caf::actor desk) {
+  const auto& d = run.cfg.dashboard;
+  if (d.listen.empty() || d.listen == "off") return std::unique_ptr<dashboard>();
+  dashboard_options o;
+  o.listen = d.listen;
+  o.any_port_if_taken = d.listen == dashboard_section{}.listen;
+  o.controls = d.controls == "on" || (d.controls == "auto" && !run.cfg.cluster.secret_key.empty());
+  o.token = make_dashboard_token();
+  {
+    // Readable by this user only: whoever holds it may scale the run from the page.
+    const std::string file = run.path("dashboard_token");
+    std::ofstream(file, std::ios::trunc) << o.token << "\n";
+    std::error_code ec;
+    std::filesystem::permissions(file,
+                                 std::filesystem::perms::owner_read | std::filesystem::perms::owner_write,
+                                 std::filesystem::perm_options::replace, ec);
+  }
+  o.run_dir = run.dir;
+  o.cuda = run.cfg.target == "cuda";
+  for (const auto& [role, n] : run.cfg.roles) o.scalable_roles.push_back(role);
+  o.refresh = std::chrono::milliseconds(static_cast<int64_t>(d.refresh_s * 1000));
+  dashboard_sources src;
+  src.status = [&sys, desk]() -> expected<status_report> {
+    caf::scoped_actor self{sys};
+    expected<status_report> out = make_error("no answer");
+    self->request(desk, 3s, status_atom::value)
+        .receive([&](status_report& r) { out = std::move(r); },
+                 [&](caf::error& err) { out = make_error(caf::to_string(err)); });
+    return out;
+  };
+  src.control = [&sys, desk](const control& c, const control_origin& from) {
+    caf::scoped_actor self{sys};
+    status_report out;
+    const auto wait = std::chrono::milliseconds(static_cast<int64_t>(control_deadline_s(c) * 1000) + 1000);
+    self->request(desk, wait, c, from.address, from.public_key)
+        .receive([&](status_report& r) { out = std::move(r); },
+                 [&](caf::error& err) { out.error = "the head did not answer: " + caf::to_string(err); });
+    return out;
+  };
+  return dashboard::start(std::move(o), std::move(src));
 }
 
 }  // namespace
@@ -102,6 +150,24 @@ expected<train_summary> run_training(std::shared_ptr<const run_context> run,
       std::fflush(stdout);
       spdlog::info("cluster: listening on {}", gw->endpoint);
       if (!gw->note.empty()) spdlog::info("{}", gw->note);
+    }
+    // Operators' commands reach the run through the gateway, or through a desk of its own without one.
+    caf::actor desk = gateway ? gateway : spawn_control_desk(sys, supervisor);
+    auto board = start_dashboard(sys, *run, desk);
+    if (!board) {
+      run->stopping->store(true);
+      if (gateway) self->send(gateway, stop_atom::value);
+      if (desk != gateway) self->send(desk, stop_atom::value);
+      stop_actors(self, supervisor);
+      std::signal(SIGINT, previous_int);
+      std::signal(SIGTERM, previous_term);
+      return board.err();
+    }
+    if (*board) {
+      if (!(*board)->note().empty()) std::fprintf(stdout, "%s\n", (*board)->note().c_str());
+      std::fprintf(stdout, "dashboard: %s\n", (*board)->url().c_str());
+      std::fflush(stdout);
+      spdlog::info("dashboard: {}", (*board)->url());
     }
     spdlog::info("run {}: {} tasks, {} steps, at most {} minutes", run->dir, run->tasks.size(), rc.max_steps,
                  rc.max_minutes);
@@ -165,6 +231,8 @@ expected<train_summary> run_training(std::shared_ptr<const run_context> run,
     }
     // The drain is over: a generator still waiting on a served model gives up now.
     run->stopping->store(true);
+    board->reset();  // its sampler asks the actors about to stop
+    if (desk != gateway) self->send(desk, stop_atom::value);
     // Remote stages served the drain; now the nodes are told the session is over.
     if (gateway) {
       self->monitor(gateway);

@@ -457,6 +457,44 @@ expected<std::vector<scored_candidate>> replay_store::read_scored(const std::str
   return out;
 }
 
+expected<replay_glance> replay_store::glance(const std::string& path, int64_t hacks) {
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
+    std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
+    sqlite3_close(db);
+    return make_error("cannot open replay database '" + path + "': " + msg);
+  }
+  sqlite3_busy_timeout(db, 2000);  // the run writes meanwhile
+  replay_glance out;
+  {
+    statement outcomes(db, "SELECT outcome, COUNT(*) FROM candidates GROUP BY outcome");
+    statement best(
+        db,
+        "SELECT c.task, c.record FROM candidates c JOIN (SELECT task, MAX(speedup) AS s FROM candidates "
+        "WHERE outcome = 'pass' GROUP BY task) b ON c.task = b.task AND c.speedup = b.s "
+        "WHERE c.outcome = 'pass' ORDER BY c.task, c.created, c.id");
+    statement recent(
+        db, "SELECT record FROM candidates WHERE outcome = 'hack' ORDER BY created DESC, id DESC LIMIT ?1");
+    if (!outcomes || !best || !recent) {
+      std::string msg = sqlite3_errmsg(db);
+      sqlite3_close(db);
+      return make_error("'" + path + "' is not a replay database: " + msg);
+    }
+    while (sqlite3_step(outcomes.s) == SQLITE_ROW)
+      out.outcomes[column_text(outcomes.s, 0)] = sqlite3_column_int64(outcomes.s, 1);
+    while (sqlite3_step(best.s) == SQLITE_ROW) {
+      if (!out.best.empty() && out.best.back().cand.task == column_text(best.s, 0)) continue;
+      if (auto rec = decode_as<scored_candidate>(column_blob(best.s, 1))) out.best.push_back(std::move(*rec));
+    }
+    recent.integer(1, hacks);
+    while (sqlite3_step(recent.s) == SQLITE_ROW)
+      if (auto rec = decode_as<scored_candidate>(column_blob(recent.s, 0)))
+        out.recent_hacks.push_back(std::move(*rec));
+  }
+  sqlite3_close(db);
+  return out;
+}
+
 expected<replay_summary> replay_store::summarize(const std::string& path) {
   sqlite3* db = nullptr;
   if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {

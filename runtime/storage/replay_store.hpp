@@ -58,6 +58,14 @@ struct replay_summary {
   int64_t candidates = 0;
 };
 
+/// What a live dashboard shows of a run's database, read however large it has grown: candidates per
+/// outcome, each task's best passing candidate, and the newest hacks.
+struct replay_glance {
+  std::map<std::string, int64_t> outcomes;
+  std::vector<scored_candidate> best;  ///< per task (name order): the highest speedup, earliest on a tie
+  std::vector<scored_candidate> recent_hacks;  ///< newest first
+};
+
 /// Thread contract: one owner (the replay_buffer actor).
 class replay_store {
  public:
@@ -69,6 +77,9 @@ class replay_store {
   /// `outcome` set, only those with that verdict ("pass"). The sft stage's corpus and the stage reports.
   static expected<std::vector<scored_candidate>> read_scored(const std::string& path,
                                                              const std::string& outcome = {});
+  /// replay_glance of a run's database, read-only, while its run goes on (the dashboard), with at most
+  /// `hacks` recent hacks.
+  static expected<replay_glance> glance(const std::string& path, int64_t hacks);
   replay_store(replay_store&& other) noexcept;
   replay_store& operator=(replay_store&&) = delete;
   ~replay_store();

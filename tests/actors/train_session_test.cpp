@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -25,6 +26,7 @@
 #include "messages/type_ids.hpp"
 #include "runtime/config/config.hpp"
 #include "runtime/storage/checkpoints.hpp"
+#include "runtime/storage/tensorboard_log.hpp"
 
 namespace crucible {
 namespace {
@@ -97,6 +99,29 @@ std::vector<nlohmann::json> metrics_lines(const std::string& dir) {
   return out;
 }
 
+// The TensorBoard event files of RUN_DIR/tb, oldest first, each read back with its framing and CRCs checked.
+std::vector<std::vector<runtime::tensorboard_event>> tensorboard_files(const std::string& dir) {
+  std::vector<std::string> files;
+  for (const auto& f : fs::directory_iterator(dir + "/tb")) files.push_back(f.path().string());
+  std::sort(files.begin(), files.end(), [](const std::string& a, const std::string& b) {
+    return fs::last_write_time(a) < fs::last_write_time(b);
+  });
+  std::vector<std::vector<runtime::tensorboard_event>> out;
+  for (const auto& f : files) {
+    auto events = runtime::read_tensorboard_events(f);
+    EXPECT_TRUE(events) << events.message();
+    if (events) out.push_back(*events);
+  }
+  return out;
+}
+
+float scalar(const runtime::tensorboard_event& e, const std::string& tag) {
+  for (const auto& [t, v] : e.scalars)
+    if (t == tag) return v;
+  ADD_FAILURE() << "no scalar " << tag << " at step " << e.step;
+  return -1;
+}
+
 void expect_every_candidate_scored_once(const runtime::train_summary& s, const std::string& dir) {
   const auto& c = s.conductor;
   EXPECT_GT(c.candidates_generated, 0);
@@ -157,6 +182,23 @@ TEST(TrainSession, RunsEndToEndThenResumes) {
   auto db = count_db(run.dir + "/replay.sqlite");
   EXPECT_EQ(db.candidates, db.distinct);
   EXPECT_EQ(db.candidates, s->conductor.candidates_generated + s2->conductor.candidates_generated);
+
+  // TensorBoard has the same steps: one event file per run, the resumed one opening with a START at step 4.
+  auto tb = tensorboard_files(run.dir);
+  ASSERT_EQ(tb.size(), 2u);
+  ASSERT_EQ(tb[0].size(), 4u);  // the file version, then steps 1 to 3
+  EXPECT_EQ(tb[0][0].file_version, "brain.Event:2");
+  for (int i = 1; i <= 3; ++i) {
+    EXPECT_EQ(tb[0][i].step, i);
+    EXPECT_FLOAT_EQ(scalar(tb[0][i], "reward_mean"), lines[i - 1]["reward_mean"].get<float>());
+    EXPECT_FLOAT_EQ(scalar(tb[0][i], "correct_rate"), lines[i - 1]["correct_rate"].get<float>());
+  }
+  ASSERT_EQ(tb[1].size(), 4u);  // the file version, START, steps 4 and 5
+  EXPECT_EQ(tb[1][1].session_status, 1);
+  EXPECT_EQ(tb[1][1].step, 4);
+  EXPECT_EQ(tb[1][3].step, 5);
+  for (const auto& [task, best] : lines[4]["speedup_best"].items())
+    EXPECT_FLOAT_EQ(scalar(tb[1][3], "speedup_best/" + task), best.get<float>());
 }
 
 TEST(TrainSession, InterruptStopsCleanlyWithACheckpoint) {

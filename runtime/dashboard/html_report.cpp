@@ -10,7 +10,7 @@
 namespace crucible::runtime {
 namespace {
 
-// Text inside <script>: "</" would end the element early, and so would a "</script" inside a string.
+// Script text inside <script>: a "</script" anywhere, even in a string, would end the element early.
 std::string script_safe(std::string text) {
   for (size_t at = 0; (at = text.find("</", at)) != std::string::npos; at += 3) text.replace(at, 2, "<\\/");
   return text;
@@ -30,6 +30,13 @@ std::string html_escaped(const std::string& s) {
     else
       out += c;
   }
+  return out;
+}
+
+// JSON inside <script>: '<' appears only in strings, where \u003c means the same and opens no tag.
+std::string json_in_script(const std::string& json) {
+  std::string out;
+  for (char c : json) out += c == '<' ? std::string("\\u003c") : std::string(1, c);
   return out;
 }
 
@@ -59,7 +66,7 @@ expected<std::string> html_report(const std::string& run_dir) {
   for (const char* script : {"uPlot.iife.min.js", "charts.js"})
     html += "<script>\n" + script_safe(web_asset_text(script)) + "\n</script>\n";
   html += "<script>\nwindow.CRUCIBLE_REPORT = " +
-          script_safe(data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)) +
+          json_in_script(data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)) +
           ";\n</script>\n<script>\n" + script_safe(web_asset_text("report.js")) +
           "\n</script>\n</body>\n</html>\n";
   return html;

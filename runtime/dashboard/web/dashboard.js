@@ -41,27 +41,34 @@
     ].join('');
   }
 
+  // The roles' rows are built once per set of roles and then updated in place, so a count being typed and
+  // a button about to be clicked survive the updates.
+  let rolesShown = '';
   function renderRoles(s, run) {
     const roles = Object.keys(s.roles || {}).sort();
     const canScale = run.controls && token;
-    $('scale-head').textContent = run.controls ? (token ? 'scale' : 'scale (open the URL with its #token)') : 'scale (read-only)';
-    fill($('roles').tBodies[0], roles, (tr, role) => {
-      const r = s.roles[role];
-      cell(tr, role);
-      cell(tr, r.actors, 'num');
-      cell(tr, r.busy, 'num');
-      cell(tr, r.queued, 'num');
-      cell(tr, r.restarts, 'num');
-      const td = cell(tr, '');
-      if (canScale && (run.scalable_roles || []).indexOf(role) >= 0) {
-        const input = document.createElement('input');
-        input.type = 'number'; input.min = '0'; input.className = 'count'; input.value = r.actors;
-        input.id = 'scale-count-' + role;
-        const button = document.createElement('button');
-        button.textContent = 'scale'; button.id = 'scale-button-' + role;
-        button.onclick = () => scale(role, parseInt(input.value, 10));
-        td.appendChild(input); td.appendChild(button);
-      }
+    const key = roles.join(',') + (canScale ? '+' : '-');
+    if (key !== rolesShown) {
+      rolesShown = key;
+      $('scale-head').textContent = run.controls ? (token ? 'scale' : 'scale (open the URL with its #token)') : 'scale (read-only)';
+      fill($('roles').tBodies[0], roles, (tr, role) => {
+        tr.id = 'role-' + role;
+        cell(tr, role);
+        ['actors', 'busy', 'queued', 'restarts'].forEach((k) => { cell(tr, '', 'num').dataset.key = k; });
+        const td = cell(tr, '');
+        if (canScale && (run.scalable_roles || []).indexOf(role) >= 0) {
+          const input = document.createElement('input');
+          input.type = 'number'; input.min = '0'; input.className = 'count'; input.value = s.roles[role].actors;
+          input.id = 'scale-count-' + role;
+          const button = document.createElement('button');
+          button.textContent = 'scale'; button.id = 'scale-button-' + role;
+          button.onclick = () => scale(role, parseInt(input.value, 10));
+          td.appendChild(input); td.appendChild(button);
+        }
+      });
+    }
+    roles.forEach((role) => {
+      $('role-' + role).querySelectorAll('td[data-key]').forEach((td) => { td.textContent = s.roles[role][td.dataset.key]; });
     });
   }
 

@@ -97,10 +97,17 @@ kernels::rejudged_kernel rejudge_one(const kernels::published_kernel& k, const k
   return row;
 }
 
+// Written whole or not at all (a reader never sees half a report): a temporary beside it, then a rename.
 bool write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  return static_cast<bool>(out.flush());
+  const std::string tmp = path + ".part";
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    out << text;
+    if (!out.flush()) return false;
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  return !ec;
 }
 
 }  // namespace
@@ -134,7 +141,30 @@ int rejudge_command(const rejudge_args& args) {
   auto ec = actors::evaluation_config_of(*cfg);
   if (cuda) ec.worker.device = args.device >= 0 ? args.device : static_cast<int>(cfg->cuda.devices.front());
   kernels::bench_runner runner(ec.worker, ec.runner);
+  kernels::rejudge_header h;
+  h.source = args.self_check ? args.kernelbench : args.input;
+  h.target = args.target;
+  h.device = cuda ? kernels::python_cuda_device_name(ec.worker.device) : cpu_model();
+  h.self_check = args.self_check;
+  h.planned = list.size();
   std::vector<kernels::rejudged_kernel> rows;
+  // The files are rewritten after every kernel: a run cut short (a time limit, a lost machine) keeps what it
+  // measured. The same report, marked partial until the last kernel.
+  auto write_reports = [&](bool partial) {
+    const auto summary = kernels::summarize_rejudged(rows);
+    const std::string md = kernels::rejudge_markdown(h, rows, summary);
+    if (!partial) std::cout << md;
+    if (!args.markdown_path.empty() && !write_file(args.markdown_path, md)) {
+      std::cerr << "crucible rejudge: cannot write " << args.markdown_path << "\n";
+      return false;
+    }
+    if (!args.json_path.empty() &&
+        !write_file(args.json_path, kernels::rejudge_json(h, rows, summary) + "\n")) {
+      std::cerr << "crucible rejudge: cannot write " << args.json_path << "\n";
+      return false;
+    }
+    return true;
+  };
   for (size_t i = 0; i < list.size(); ++i) {
     const auto t0 = std::chrono::steady_clock::now();
     rows.push_back(rejudge_one(list[i], ec, runner));
@@ -144,25 +174,12 @@ int rejudge_command(const rejudge_args& args) {
     std::fprintf(stderr, "[%zu/%zu] %s: %s", i + 1, list.size(), r.name.c_str(), r.outcome.c_str());
     if (r.speedup > 0) std::fprintf(stderr, " %.3fx", r.speedup);
     for (const auto& f : r.flags) std::fprintf(stderr, " %s", f.c_str());
-    std::fprintf(stderr, " (%.1f s)\n", s);
+    std::fprintf(stderr, " (%.1f s)", s);
+    if (!r.error.empty()) std::fprintf(stderr, ": %s", r.error.c_str());
+    std::fprintf(stderr, "\n");
+    if (i + 1 < list.size() && !write_reports(true)) return 1;
   }
-  kernels::rejudge_header h;
-  h.source = args.self_check ? args.kernelbench : args.input;
-  h.target = args.target;
-  h.device = cuda ? kernels::python_cuda_device_name(ec.worker.device) : cpu_model();
-  h.self_check = args.self_check;
-  const auto summary = kernels::summarize_rejudged(rows);
-  const std::string md = kernels::rejudge_markdown(h, rows, summary);
-  std::cout << md;
-  if (!args.markdown_path.empty() && !write_file(args.markdown_path, md)) {
-    std::cerr << "crucible rejudge: cannot write " << args.markdown_path << "\n";
-    return 1;
-  }
-  if (!args.json_path.empty() &&
-      !write_file(args.json_path, kernels::rejudge_json(h, rows, summary) + "\n")) {
-    std::cerr << "crucible rejudge: cannot write " << args.json_path << "\n";
-    return 1;
-  }
+  if (!write_reports(false)) return 1;
   return 0;
 }
 

@@ -43,6 +43,29 @@ py::object seeded_call(const py::object& fn, uint64_t seed) {
   return fn();
 }
 
+// seeded_call under the device's factory context when `on_device` and PyTorch has one:
+// what the module's generators draw is reproducible in the seed (and in where they draw).
+constexpr const char* draw_source = R"PY(
+import torch
+def draw(fn, seed, device, on_device):
+    torch.manual_seed(seed)
+    if not on_device or device == "cpu" or not hasattr(torch.device, "__enter__"):
+        return fn(), False
+    try:
+        with torch.device(device):
+            return fn(), True
+    except Exception:
+        torch.manual_seed(seed)
+        return fn(), False
+)PY";
+
+py::object seeded_draw(const py::object& fn, uint64_t seed, const std::string& device, bool& on_device) {
+  py::tuple r = helper_module("crucible_draw", draw_source)
+                    .attr("draw")(fn, seed & 0x7fffffffffffffffull, device, on_device);
+  on_device = r[1].cast<bool>();
+  return r[0];
+}
+
 }  // namespace
 
 std::string describe(const tensor_info& t) {
@@ -186,7 +209,7 @@ expected<std::vector<at::Tensor>> kernelbench_inputs(kernelbench_module& module,
   const std::string device = m.device.empty() ? "cpu" : m.device;
   std::vector<at::Tensor> out;
   try {
-    py::list drawn(seeded_call(fn, seed));
+    py::list drawn(seeded_draw(fn, seed, device, m.draws_on_device));
     for (size_t i = 0; i < drawn.size(); ++i) {
       py::object x = drawn[i];
       if (!THPVariable_Check(x.ptr()))

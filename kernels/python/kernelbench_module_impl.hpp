@@ -14,6 +14,10 @@ namespace crucible::kernels {
 struct __attribute__((visibility("hidden"))) kernelbench_module::impl {
   std::string path, class_name, device;
   pybind11::object module, cls, get_inputs, get_init_inputs, model;
+  /// get_inputs() runs under `with torch.device(device)` (PyTorch 2): its factories draw on the device, not
+  /// on one CPU thread (KernelBench's 6.4 GB inputs took minutes there). Cleared for good, so that a seed
+  /// always draws the same values, when it raised there once (a CPU generator passed explicitly).
+  bool draws_on_device = true;
 };
 
 /// A module of Crucible's own Python helpers, executed from `source` once per process and never released

@@ -137,8 +137,14 @@ std::string rejudge_json(const rejudge_header& h, const std::vector<rejudged_ker
   if (h.self_check)
     summary["aa"] = {
         {"mean_abs_deviation", s.aa_mean_abs}, {"max_abs_deviation", s.aa_max_abs}, {"sd", s.aa_sd}};
-  return nlohmann::json{{"source", h.source},         {"target", h.target}, {"device", h.device},
-                        {"self_check", h.self_check}, {"summary", summary}, {"kernels", kernels}}
+  return nlohmann::json{{"source", h.source},
+                        {"target", h.target},
+                        {"device", h.device},
+                        {"self_check", h.self_check},
+                        {"planned", std::max(h.planned, rows.size())},
+                        {"partial", h.planned > rows.size()},
+                        {"summary", summary},
+                        {"kernels", kernels}}
       .dump(2);
 }
 
@@ -146,6 +152,9 @@ std::string rejudge_markdown(const rejudge_header& h, const std::vector<rejudged
                              const rejudge_summary& s) {
   std::string md =
       h.self_check ? "# A/A: each problem's Model as its own candidate\n\n" : "# Re-judged kernels\n\n";
+  if (h.planned > rows.size())
+    md += "> partial: " + std::to_string(rows.size()) + " of " + std::to_string(h.planned) +
+          " kernels judged so far\n\n";
   md += "Source: `" + h.source + "`. Target: " + h.target + " (" + h.device + ").";
   if (!h.self_check)
     md +=

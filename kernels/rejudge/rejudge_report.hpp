@@ -58,6 +58,7 @@ struct rejudge_header {
   std::string target;       ///< cpu | cuda
   std::string device;       ///< the machine, in words
   bool self_check = false;  ///< an A/A run
+  size_t planned = 0;       ///< kernels to judge; more than the rows while the run is under way (0: as many)
 };
 
 std::string rejudge_json(const rejudge_header& h, const std::vector<rejudged_kernel>& rows,

@@ -76,6 +76,22 @@ TEST(RejudgeReport, JsonParsesBackAndMarkdownHasARowPerKernel) {
   EXPECT_NE(rejudge_markdown(h, rows, s).find("A/A over 2 passing kernels"), std::string::npos);
 }
 
+// A run under way writes the same report after every kernel, marked partial until the last one.
+TEST(RejudgeReport, APartialReportSaysHowFarItGot) {
+  auto rows = sample();
+  auto s = summarize_rejudged(rows);
+  rejudge_header h{"h100.json", "cuda", "a test GPU", false, 8};
+  auto j = nlohmann::json::parse(rejudge_json(h, rows, s));
+  EXPECT_TRUE(j["partial"].get<bool>());
+  EXPECT_EQ(j["planned"], 8);
+  EXPECT_NE(rejudge_markdown(h, rows, s).find("partial: 5 of 8 kernels judged so far"), std::string::npos);
+  h.planned = rows.size();
+  j = nlohmann::json::parse(rejudge_json(h, rows, s));
+  EXPECT_FALSE(j["partial"].get<bool>());
+  EXPECT_EQ(j["planned"], 5);
+  EXPECT_EQ(rejudge_markdown(h, rows, s).find("partial"), std::string::npos);
+}
+
 // Against the other baselines: only kernels that pass and had that baseline timed count, and the Markdown
 // shows a line for each baseline that was timed, none for one that was not.
 TEST(RejudgeReport, SpeedupsAgainstTheOtherBaselinesOverTheKernelsThatHadThem) {

@@ -9,6 +9,9 @@
 #include <map>
 #include <stdexcept>
 
+#include <ATen/ATen.h>
+
+#include "kernels/abi/host_tensor.hpp"
 #include "kernels/python/kernelbench_reference.hpp"
 #include "tests/kernels/eval_worker/cuda/cuda_support.hpp"
 
@@ -68,6 +71,38 @@ TEST_F(KernelBenchCuda, ACorrectModuleIsMeasuredAgainstEagerAndTheGraph) {
   EXPECT_GT(e.bench.timing.eager_ms_median, 0.0);
   EXPECT_GT(e.bench.timing.graph_ms_median, 0.0) << "the CUDA-graph baseline was not measured";
   EXPECT_TRUE(has_note(e, "worker retired")) << "each KernelBench candidate gets a fresh interpreter";
+}
+
+// Inputs are drawn where the task runs (KernelBench's 6.4 GB inputs took minutes on one CPU thread), the
+// heavy tail too, reproducibly in the seed. A problem whose get_inputs() passes its own CPU generator draws on
+// the CPU instead, every time, so that a seed still means the same values.
+TEST_F(KernelBenchCuda, TheReferenceDrawsOnTheDeviceReproduciblyInTheSeed) {
+  const std::vector<std::pair<std::string, std::string>> problems = {
+      {"level1/2_Scaled_relu.py", "kb1_2_Scaled_relu"},
+      {"../../kernelbench_generators/1_Cpu_generator.py", "cpu_generator"}};
+  for (const auto& [file, name] : problems) {
+    SCOPED_TRACE(name);
+    auto ref = kernelbench_reference::create(task(file, name), 0);
+    ASSERT_TRUE(ref) << ref.message();
+    const host_tensor shape("float32", {4, 64});
+    auto draw = [&](uint64_t seed, input_variant v) {
+      at::Tensor d = at::full({4, 64}, -7.0f, at::TensorOptions().device(at::kCUDA, 0));
+      cru_tensor view = shape.view();
+      view.data = d.data_ptr();
+      (*ref)->fill_inputs({view}, seed, v, 0);
+      return d.cpu();
+    };
+    at::Tensor a = draw(1, input_variant::nominal), b = draw(1, input_variant::nominal);
+    at::Tensor c = draw(2, input_variant::nominal);
+    at::Tensor h1 = draw(1, input_variant::heavy_tailed), h2 = draw(1, input_variant::heavy_tailed);
+    EXPECT_TRUE(at::equal(a, b));
+    EXPECT_FALSE(at::equal(a, c));
+    EXPECT_GT(a.std().item<float>(), 0.5f) << "drawn, not left as filled";
+    EXPECT_TRUE(at::equal(h1, h2));
+    EXPECT_TRUE(at::equal(h1.sign(), a.sign()));
+    EXPECT_GE((h1.abs() - a.abs()).min().item<float>(), 0.0f);
+    EXPECT_GT((h1.abs() > 10 * a.abs()).sum().item<int64_t>(), 0);
+  }
 }
 
 // The A/A run's unit: the problem's own Model as the candidate passes, near 1x.

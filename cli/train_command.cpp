@@ -25,6 +25,7 @@
 #include "runtime/config/run_context.hpp"
 #include "runtime/hosting/logging.hpp"
 #include "runtime/hosting/plugin_loader.hpp"
+#include "runtime/hosting/terminal_progress.hpp"
 #include "runtime/hosting/train_session.hpp"
 #include "runtime/pipeline/training_stages.hpp"
 #include "runtime/storage/checkpoints.hpp"
@@ -255,7 +256,13 @@ int train_command(const train_args& args) {
     std::cerr << "crucible train: the run cannot start: " << st.message() << "\n";
     return 2;
   }
+  std::optional<runtime::terminal_progress> loading;  // a KernelBench suite loads for seconds
+  if (cfg->run.progress && runtime::terminal_progress::is_live(stdout)) {
+    loading.emplace(stdout, true);
+    loading->update({resume ? "reopening the run and loading its tasks" : "loading tasks"});
+  }
   auto run = runtime::prepare_run(*cfg, resume);
+  loading.reset();
   if (!run) {
     std::cerr << "crucible train: " << run.message() << "\n";
     return 2;

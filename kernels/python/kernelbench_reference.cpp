@@ -227,7 +227,9 @@ void kernelbench_reference::fill_inputs(const std::vector<cru_tensor>& dst, uint
     if (device < 0) {
       gen = at::detail::createCPUGenerator(seed ^ 0x6b62ull);
     } else {
-      gen = at::globalContext().defaultGenerator(at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(device))).clone();
+      gen = at::globalContext()
+                .defaultGenerator(at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(device)))
+                .clone();
       gen.set_current_seed(seed ^ 0x6b62ull);
     }
   }

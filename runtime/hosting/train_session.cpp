@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include <spdlog/spdlog.h>
 #include <caf/all.hpp>
@@ -17,6 +18,7 @@
 #include "runtime/dashboard/dashboard.hpp"
 #include "runtime/hosting/run_control.hpp"
 #include "runtime/hosting/supervisor.hpp"
+#include "runtime/hosting/terminal_progress.hpp"
 
 namespace crucible::runtime {
 namespace {
@@ -100,6 +102,23 @@ expected<std::unique_ptr<dashboard>> start_dashboard(caf::actor_system& sys, con
   return dashboard::start(std::move(o), std::move(src));
 }
 
+// What the run is doing between steps, for the live line: candidates and the stage roles' load.
+// (A role's `busy` is the conductor's count of candidates sent to its members and not yet answered.)
+std::string activity(const status_report& r) {
+  std::string out = std::to_string(r.candidates_generated) + " generated, " +
+                    std::to_string(r.candidates_scored) + " scored, " +
+                    std::to_string(r.candidates_in_flight) + " in flight";
+  std::string busy;
+  for (const auto& role : r.roles)
+    if (role.role == "compiler" || role.role == "benchmarker" || role.role == "verifier" ||
+        role.role == "judge")
+      busy += (busy.empty() ? "; at " : ", ") + role.role + " " + std::to_string(role.busy) + " (" +
+              std::to_string(role.actors) + (role.actors == 1 ? " actor)" : " actors)");
+  out += busy;
+  if (!r.nodes.empty()) out += "; " + std::to_string(r.nodes.size()) + " nodes";
+  return out;
+}
+
 }  // namespace
 
 void request_stop() {
@@ -118,6 +137,19 @@ expected<train_summary> run_training(std::shared_ptr<const run_context> run,
     cfg.set("logger.verbosity", caf::atom("quiet"));
     caf::actor_system sys{cfg};
     caf::scoped_actor self{sys};
+    const auto& rc = run->cfg.run;
+    // On the terminal from the first second: what the run is doing, and from its first step a bar with ETA.
+    std::optional<terminal_progress> live;
+    if (rc.progress) live.emplace(stdout, terminal_progress::is_live(stdout));
+    progress_state shown;
+    shown.limit_s = rc.max_minutes * 60.0;
+    auto show = [&](const std::string& phase) {
+      if (!live) return;
+      shown.phase = phase;
+      shown.elapsed_s = run->elapsed_s();
+      live->update(shown);
+    };
+    show("starting actors");
     auto sup = spawn_supervisor(sys, run, registry, caf::actor{self});
     if (!sup) {
       std::signal(SIGINT, previous_int);
@@ -125,7 +157,6 @@ expected<train_summary> run_training(std::shared_ptr<const run_context> run,
       return sup.err();
     }
     caf::actor supervisor = *sup;
-    const auto& rc = run->cfg.run;
     // A head: nodes join on cluster.listen and serve pipeline stages beside (or instead of) local actors.
     caf::actor gateway;
     std::string join_hint;  // what a node passes to --join; a wildcard's host is left to the reader
@@ -145,9 +176,13 @@ expected<train_summary> run_training(std::shared_ptr<const run_context> run,
           join_hint.replace(at, std::strlen(any), "<this host>");
       std::ofstream(run->path("cluster_endpoint")) << gw->endpoint << "\n";
       if (!gw->note.empty()) std::fprintf(stdout, "%s\n", gw->note.c_str());
-      std::fprintf(stdout, "cluster: listening on %s%s\n", gw->endpoint.c_str(),
-                   gw->public_key.empty() ? "" : (" (CURVE, head key " + gw->public_key + ")").c_str());
-      std::fflush(stdout);
+      const std::string listening =
+          "cluster: listening on " + gw->endpoint +
+          (gw->public_key.empty() ? "" : " (CURVE, head key " + gw->public_key + ")");
+      if (live)
+        live->line(listening);
+      else
+        std::fprintf(stdout, "%s\n", listening.c_str()), std::fflush(stdout);
       spdlog::info("cluster: listening on {}", gw->endpoint);
       if (!gw->note.empty()) spdlog::info("{}", gw->note);
     }
@@ -164,9 +199,14 @@ expected<train_summary> run_training(std::shared_ptr<const run_context> run,
       return board.err();
     }
     if (*board) {
-      if (!(*board)->note().empty()) std::fprintf(stdout, "%s\n", (*board)->note().c_str());
-      std::fprintf(stdout, "dashboard: %s\n", (*board)->url().c_str());
-      std::fflush(stdout);
+      auto say = [&](const std::string& text) {
+        if (live)
+          live->line(text);
+        else
+          std::fprintf(stdout, "%s\n", text.c_str()), std::fflush(stdout);
+      };
+      if (!(*board)->note().empty()) say((*board)->note());
+      say("dashboard: " + (*board)->url());
       spdlog::info("dashboard: {}", (*board)->url());
     }
     spdlog::info("run {}: {} tasks, {} steps, at most {} minutes", run->dir, run->tasks.size(), rc.max_steps,
@@ -175,6 +215,12 @@ expected<train_summary> run_training(std::shared_ptr<const run_context> run,
     // A head whose stages wait for nodes says so every few seconds until every stage has a member.
     auto next_wait_note = std::chrono::steady_clock::now() + 3s;
     bool stages_served = run->cfg.cluster.listen.empty();
+    std::string waiting_for;  // the stages no member serves yet
+    // The live line's activity comes from the desk, as `crucible status` gets it, once a second.
+    auto next_poll = std::chrono::steady_clock::now();
+    int64_t first_step = -1;
+    double first_step_at = 0;
+    show(stages_served ? "first step" : "waiting for nodes");
     while (!finished) {
       if (!stages_served && std::chrono::steady_clock::now() >= next_wait_note) {
         std::string missing;
@@ -182,29 +228,56 @@ expected<train_summary> run_training(std::shared_ptr<const run_context> run,
           if (!first_of(self, supervisor, role_of_stage(stage)))
             missing += (missing.empty() ? "" : ", ") + stage + " (" + role_of_stage(stage) + ")";
         stages_served = missing.empty();
-        if (!stages_served) {
-          std::fprintf(
-              stdout, "crucible train: waiting for nodes to serve %s (crucible node --join %s --roles ...)\n",
-              missing.c_str(), join_hint.c_str());
-          std::fflush(stdout);
+        if (!stages_served && missing != waiting_for) {
+          const std::string note = "crucible train: waiting for nodes to serve " + missing +
+                                   " (crucible node --join " + join_hint + " --roles ...)";
+          if (live)
+            live->line(note);
+          else
+            std::fprintf(stdout, "%s\n", note.c_str()), std::fflush(stdout);
         }
+        waiting_for = missing;
+        if (stages_served && first_step < 0) show("first step");
         next_wait_note = std::chrono::steady_clock::now() + 5s;
+      }
+      if (live && std::chrono::steady_clock::now() >= next_poll) {
+        self->send(desk, status_atom::value);  // answered as a message, handled below
+        next_poll = std::chrono::steady_clock::now() + 1s;
       }
       self->receive(
           [&](step_atom, int64_t step, const std::string& line) {
             summary.steps = step;
-            if (rc.progress) {
-              std::fprintf(stdout, "%s\n", line.c_str());
-              std::fflush(stdout);
+            if (live) {
+              const double now = run->elapsed_s();
+              if (first_step < 0) first_step = step, first_step_at = now;
+              // The rate from the steps of this session: the first one also paid for warming up.
+              shown.per_unit_s = step > first_step
+                                     ? (now - first_step_at) / static_cast<double>(step - first_step)
+                                     : now / std::max<double>(1, step);
+              shown.done = static_cast<double>(step);
+              shown.total = static_cast<double>(rc.max_steps);
+              shown.unit = "step";
+              shown.unit_at_s = now;
+              // On a terminal the live line is set first (line() redraws it); in a log the step comes first.
+              if (live->live()) show("training");
+              live->line(line);
+              if (!live->live()) show("training");
             }
             if (step >= rc.max_steps) finished = true;
+          },
+          [&](status_report& r) {
+            shown.detail = activity(r);
+            show(shown.phase);
           },
           [&](stop_atom, const std::string& why) {
             // The learner ends the run early: its stage's goal is met (a plateau), or it cannot train.
             summary.ended_early = why;
             finished = true;
           },
-          caf::after(200ms) >> [] {});
+          caf::after(200ms) >>
+              [&] {
+                if (live) show(shown.phase);  // the clock and the spinner move while nothing arrives
+              });
       if (stop_requested.load()) {
         summary.interrupted = true;
         finished = true;
@@ -214,7 +287,10 @@ expected<train_summary> run_training(std::shared_ptr<const run_context> run,
         finished = true;
       }
     }
-    if (summary.interrupted)
+    shown.total = shown.limit_s = 0;  // the drain has no bar: it ends when the work in flight is in
+    show(summary.interrupted ? "stopping: draining work in flight, then a checkpoint"
+                             : "finishing: draining work in flight, then a checkpoint");
+    if (summary.interrupted && !live)
       std::fprintf(stdout, "stopping: draining work in flight, then a checkpoint...\n");
     if (summary.timed_out) spdlog::info("run.max_minutes reached; stopping");
     // 1. The learner stops training; 2. the conductor drains; 3. the learner checkpoints; 4. everyone stops.
@@ -247,6 +323,7 @@ expected<train_summary> run_training(std::shared_ptr<const run_context> run,
     }
     stop_actors(self, supervisor);
     summary.wall_s = run->elapsed_s();
+    live.reset();  // erases the live line before the summary is printed
   }
   std::signal(SIGINT, previous_int);
   std::signal(SIGTERM, previous_term);

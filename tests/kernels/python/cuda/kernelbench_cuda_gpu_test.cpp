@@ -74,8 +74,8 @@ TEST_F(KernelBenchCuda, ACorrectModuleIsMeasuredAgainstEagerAndTheGraph) {
 }
 
 // Inputs are drawn where the task runs (KernelBench's 6.4 GB inputs took minutes on one CPU thread), the
-// heavy tail too, reproducibly in the seed. A problem whose get_inputs() passes its own CPU generator draws on
-// the CPU instead, every time, so that a seed still means the same values.
+// heavy tail too, reproducibly in the seed. A problem whose get_inputs() passes its own CPU generator draws
+// on the CPU instead, every time, so that a seed still means the same values.
 TEST_F(KernelBenchCuda, TheReferenceDrawsOnTheDeviceReproduciblyInTheSeed) {
   const std::vector<std::pair<std::string, std::string>> problems = {
       {"level1/2_Scaled_relu.py", "kb1_2_Scaled_relu"},

@@ -9,6 +9,7 @@
 #include "cli/commands.hpp"
 #include "cli/target_config.hpp"
 #include "runtime/config/config.hpp"
+#include "runtime/hosting/terminal_progress.hpp"
 #ifdef CRUCIBLE_WITH_PYTHON
 #include "kernels/eval/evaluate.hpp"
 #include "kernels/python/embedded_python.hpp"
@@ -165,9 +166,12 @@ int rejudge_command(const rejudge_args& args) {
     }
     return true;
   };
+  runtime::item_progress progress(args.self_check ? "A/A" : "re-judging", list.size(), "kernel");
   for (size_t i = 0; i < list.size(); ++i) {
     const auto t0 = std::chrono::steady_clock::now();
+    progress.at(i, list[i].name);
     rows.push_back(rejudge_one(list[i], ec, runner));
+    progress.erase();
     auto& r = rows.back();
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     r.seconds = s;

@@ -6,6 +6,7 @@
 #include "kernels/reference/task_linter.hpp"
 #include "kernels/task/chain_shapes.hpp"
 #include "kernels/task/task_loader.hpp"
+#include "runtime/hosting/terminal_progress.hpp"
 #ifdef CRUCIBLE_WITH_PYTHON
 #include "kernels/python/embedded_python.hpp"
 #include "kernels/python/kernelbench_module.hpp"
@@ -49,7 +50,11 @@ int kernelbench_tasks(const tasks_args& args) {
   };
   std::printf("| task | inputs | output | eager ms (%s) |%s\n|---|---|---|---|%s\n", device.c_str(),
               args.lint ? " lint |" : "", args.lint ? "---|" : "");
-  for (const auto& p : *problems) {
+  runtime::item_progress progress(args.lint ? "measuring and linting" : "measuring", problems->size(),
+                                  "problem");
+  for (size_t i = 0; i < problems->size(); ++i) {
+    const auto& p = (*problems)[i];
+    progress.at(i, p.task_name());
     auto row = [&]() -> expected<std::string> {
       auto m = kernels::kernelbench_module::load(p.path);
       if (!m) return m.err();
@@ -70,9 +75,11 @@ int kernelbench_tasks(const tasks_args& args) {
     // An error's first line (Python's traceback follows it); `crucible eval` shows the whole.
     std::string text = row ? *row : "error: " + row.message().substr(0, row.message().find('\n'));
     if (args.lint) text += " | " + (row ? lint(p) : std::string("-"));
+    progress.erase();
     std::printf("| %s | %s |\n", p.task_name().c_str(), text.c_str());
     std::fflush(stdout);
   }
+  progress.erase();
   for (const auto& line : lint_lines) std::printf("%s\n", line.c_str());
   std::printf("%zu KernelBench problems in %s, %d failed", problems->size(), args.kernelbench.c_str(),
               failed);
@@ -99,9 +106,13 @@ int tasks_command(const tasks_args& args) {
   if (args.lint) {
     std::vector<kernels::lint_report> reports;
     bool ok = true;
-    for (const auto& t : *suite) {
-      reports.push_back(kernels::lint_task(t));
-      ok &= reports.back().ok;
+    {
+      runtime::item_progress progress("linting", suite->size(), "task");
+      for (size_t i = 0; i < suite->size(); ++i) {
+        progress.at(i, (*suite)[i].name);
+        reports.push_back(kernels::lint_task((*suite)[i]));
+        ok &= reports.back().ok;
+      }
     }
     std::cout << kernels::format_task_table(reports, *suite);
     return ok ? 0 : 1;

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <set>
 #include <sstream>
@@ -25,6 +26,7 @@
 #include "policies/lm/sft_examples.hpp"
 #include "policies/lm/source_variants.hpp"
 #include "runtime/config/run_context.hpp"
+#include "runtime/hosting/terminal_progress.hpp"
 #include "runtime/storage/replay_store.hpp"
 
 namespace crucible::actors {
@@ -250,6 +252,16 @@ expected<sft_outcome> run_sft_training(const runtime::config& cfg, const std::st
   const int64_t every = std::max<int64_t>(1, s.steps / 20);
   double tokens_since = 0, since = elapsed();
   stop_signals signals;
+  // On a terminal, a live line with the step, loss and ETA between the printed lines.
+  std::optional<runtime::terminal_progress> live;
+  if (runtime::terminal_progress::is_live(stdout)) live.emplace(stdout, true);
+  runtime::progress_state shown;
+  shown.phase = "sft";
+  shown.unit = "step";
+  shown.total = static_cast<double>(s.steps);
+  shown.limit_s = s.max_minutes * 60.0;
+  const int64_t first_step = step;
+  const double first_at = elapsed();
   while (step < s.steps && elapsed() < s.max_minutes * 60.0 && !stop_asked.load()) {
     // The order of examples is a function of the epoch, so a resumed run continues the same sequence.
     const int64_t per_epoch = std::max<int64_t>(1, static_cast<int64_t>(train.size()) / s.batch);
@@ -270,11 +282,25 @@ expected<sft_outcome> run_sft_training(const runtime::config& cfg, const std::st
                    .dump()
             << "\n";
     metrics.flush();
+    if (live) {
+      shown.done = static_cast<double>(step);
+      shown.elapsed_s = shown.unit_at_s = elapsed();
+      shown.per_unit_s = (shown.elapsed_s - first_at) / static_cast<double>(step - first_step);
+      char detail[64];
+      std::snprintf(detail, sizeof detail, "loss %.3f", st->loss);
+      shown.detail = detail;
+      live->update(shown);
+    }
     if (step % every == 0 || step == s.steps) {
       const double dt = elapsed() - since;
-      std::printf("sft step %lld/%lld  loss %.3f  lr %.2e  %.0f tokens/s  %.0f s\n",
-                  static_cast<long long>(step), static_cast<long long>(s.steps), st->loss, st->lr,
-                  dt > 0 ? tokens_since / dt : 0.0, elapsed());
+      char line[160];
+      std::snprintf(line, sizeof line, "sft step %lld/%lld  loss %.3f  lr %.2e  %.0f tokens/s  %.0f s",
+                    static_cast<long long>(step), static_cast<long long>(s.steps), st->loss, st->lr,
+                    dt > 0 ? tokens_since / dt : 0.0, elapsed());
+      if (live)
+        live->line(line);
+      else
+        std::printf("%s\n", line);
       std::fflush(stdout);
       tokens_since = 0;
       since = elapsed();
@@ -282,6 +308,7 @@ expected<sft_outcome> run_sft_training(const runtime::config& cfg, const std::st
     if (step % s.checkpoint_every == 0)
       if (auto c = checkpoint(); !c) return make_error("sft: checkpoint: " + c.message());
   }
+  live.reset();
   if (auto c = checkpoint(); !c) return make_error("sft: checkpoint: " + c.message());
   if (stop_asked.load()) return make_error(sft_interrupted_note);
   if (auto st = policy->save(model_dir.string()); !st) return make_error("sft: " + st.message());

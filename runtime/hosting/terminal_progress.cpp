@@ -180,4 +180,26 @@ void terminal_progress::erase_current() {
   current = nullptr;
 }
 
+item_progress::item_progress(std::string phase, size_t total, std::string unit) : start_s_(now_s()) {
+  if (terminal_progress::is_live(stderr)) term_.emplace(stderr, true);
+  state_.phase = std::move(phase);
+  state_.total = static_cast<double>(total);
+  state_.unit = std::move(unit);
+}
+
+void item_progress::at(size_t index, const std::string& what) {
+  if (!term_) return;
+  const double now = now_s() - start_s_;
+  state_.done = static_cast<double>(index);
+  state_.elapsed_s = now;
+  state_.unit_at_s = now;
+  state_.per_unit_s = index > 0 ? now / static_cast<double>(index) : 0;
+  state_.detail = what;
+  term_->update(state_);
+}
+
+void item_progress::erase() {
+  if (term_) term_->erase();
+}
+
 }  // namespace crucible::runtime

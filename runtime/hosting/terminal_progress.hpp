@@ -8,6 +8,7 @@
 // The estimate: the phase's remaining units at the rate measured so far, or the wall-clock budget left,
 // whichever ends first (a run stops at max_steps or max_minutes).
 #include <cstdio>
+#include <optional>
 #include <string>
 
 namespace crucible::runtime {
@@ -76,6 +77,22 @@ class terminal_progress {
   double last_draw_ = -1;  ///< steady seconds
   double last_print_ = 0;  ///< steady seconds of the last line printed (not live)
   std::string last_phase_;
+};
+
+/// A command's loop over a known number of items (problems to lint, kernels to re-judge), on stderr when it
+/// is a terminal and silent otherwise (the command's own output is the log): the item at work, a bar and ETA.
+class item_progress {
+ public:
+  item_progress(std::string phase, size_t total, std::string unit);
+  /// Item `index` (from 0) is under way: `what` names it.
+  void at(size_t index, const std::string& what);
+  /// Erases the line before the command writes to the terminal; at() draws it again.
+  void erase();
+
+ private:
+  std::optional<terminal_progress> term_;
+  progress_state state_;
+  double start_s_;
 };
 
 }  // namespace crucible::runtime

@@ -89,6 +89,19 @@ size_t evaluation_protocol::slots_needed(const eval_options& o) {
   return static_cast<size_t>(std::max(1, o.seeds) + std::max(1, o.input_sets) + 1);
 }
 
+std::optional<eval_options> evaluation_protocol::fit_slots(const eval_options& options, double slot_bytes,
+                                                           double budget_bytes) {
+  eval_options o = options;
+  o.seeds = std::max(1, o.seeds);
+  o.input_sets = std::max(1, o.input_sets);
+  auto fits = [&] { return static_cast<double>(slots_needed(o)) * slot_bytes <= budget_bytes; };
+  while (!fits() && o.input_sets > 1) --o.input_sets;
+  while (!fits() && o.seeds > 2) --o.seeds;
+  while (!fits() && o.seeds > 1) --o.seeds;
+  if (!fits()) return std::nullopt;
+  return o;
+}
+
 evaluation_protocol::evaluation_protocol(const eval_request& req, device_backend& backend, bool scrutiny,
                                          bench_result& r)
     : req_(req), opt_(req.options), b_(backend), scrutiny_(scrutiny), r_(r) {

@@ -8,6 +8,7 @@
 // a used address). Every check here applies to both targets.
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "kernels/reference/output_check.hpp"
@@ -107,6 +108,11 @@ class evaluation_protocol {
 
   /// Slots the protocol uses for `options`: one per correctness seed, the timing pool, one fresh for after.
   static size_t slots_needed(const eval_options& options);
+  /// `options` with fewer timing input sets, then fewer seeds (the heavy-tailed one kept while two seeds
+  /// fit), so that slots_needed() slots of `slot_bytes` fit in `budget_bytes`: a task whose inputs fill the
+  /// device still gets fresh values and addresses. Nullopt when one seed and one input set do not fit.
+  static std::optional<eval_options> fit_slots(const eval_options& options, double slot_bytes,
+                                               double budget_bytes);
 
  private:
   struct bucket_run;

@@ -40,6 +40,7 @@
 #include "kernels/task/chain_shapes.hpp"
 #include "kernels/task/op_catalog.hpp"
 #include "kernels/verify/verdict_vocabulary.hpp"
+#include "messages/expected.hpp"
 
 namespace crucible::kernels {
 
@@ -118,6 +119,53 @@ bool memory_exhausted(std::vector<std::string>& notes) {
                 100.0 * f);
   notes.push_back(line);
   return true;
+}
+
+// Workspace for a C-ABI candidate's intermediates: generous (eight times its inputs and output), so emitted
+// code rarely allocates, but never more than 4 GiB: KernelBench's largest problems move 13 GB, and eight
+// times that is more than any device has.
+int64_t workspace_bytes(int64_t io_bytes) {
+  return std::max<int64_t>(int64_t{256} << 20, std::min<int64_t>(8 * io_bytes, int64_t{4} << 30));
+}
+
+std::string gib(double bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f GiB", bytes / double(int64_t{1} << 30));
+  return buf;
+}
+
+// The protocol's slots (inputs and output each) must fit beside the workspace, the eager output's copy, and
+// what the calls allocate for themselves: the reference's and the candidate's outputs, a CUDA graph's pool,
+// the fresh draws (two slots of room), with 15% of the free memory left to the allocator's rounding. A task
+// too large for the configured seeds and input sets runs with fewer, and says so; one too large for one of
+// each is an error before anything is allocated.
+expected<eval_options> options_that_fit(const eval_request& req, const reference_model& ref, bool eager_copy,
+                                        std::vector<std::string>& notes) {
+  int64_t in_bytes = 0;
+  for (const auto& in : req.task.inputs) in_bytes += numel(in.shape) * dtype_size(in.dtype);
+  const int64_t out_bytes = numel(ref.output_shape()) * dtype_size(ref.output_dtype());
+  const double slot = static_cast<double>(in_bytes + out_bytes);
+  size_t free_b = 0, total_b = 0;
+  if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) {
+    cudaGetLastError();
+    return req.options;
+  }
+  const double budget = 0.85 * static_cast<double>(free_b) -
+                        static_cast<double>(workspace_bytes(in_bytes + out_bytes)) - 2 * slot -
+                        (eager_copy ? static_cast<double>(out_bytes) : 0.0);
+  auto fitted = evaluation_protocol::fit_slots(req.options, slot, budget);
+  if (!fitted)
+    return make_error("the task's inputs and output take " + gib(slot) + " a set; with " +
+                      gib(static_cast<double>(free_b)) +
+                      " of device memory free not even one correctness seed and one timing set fit beside "
+                      "what the calls need");
+  if (fitted->seeds != req.options.seeds || fitted->input_sets != req.options.input_sets)
+    notes.push_back("memory: the task's inputs and output take " + gib(slot) + " a set; with " +
+                    gib(static_cast<double>(free_b)) + " free the protocol ran " +
+                    std::to_string(fitted->seeds) + " of " + std::to_string(req.options.seeds) +
+                    " correctness seeds and " + std::to_string(fitted->input_sets) + " of " +
+                    std::to_string(req.options.input_sets) + " timing input sets");
+  return *fitted;
 }
 
 std::string error_text(cudaError_t e) {
@@ -447,7 +495,7 @@ class cuda_backend final : public device_backend {
     int64_t io_bytes = 0;
     for (const auto& in : req.task.inputs) io_bytes += numel(in.shape) * dtype_size(in.dtype);
     io_bytes += numel(ref.output_shape()) * dtype_size(ref.output_dtype());
-    int64_t ws = std::max<int64_t>(int64_t{256} << 20, 8 * io_bytes);
+    const int64_t ws = workspace_bytes(io_bytes);
     workspace_ = at::empty({ws}, at::TensorOptions().dtype(at::kByte).device(at::kCUDA, m.device));
     ctx_.abi_version = CRUCIBLE_ABI_VERSION;
     ctx_.device = m.device;
@@ -1440,9 +1488,21 @@ bench_result cuda_evaluator::evaluate(const eval_request& req, const std::string
     protocol_times s;
     cuda_backend::backend_costs costs;
     clock_type::time_point t_run, t_ran;
+    auto fitted = options_that_fit(req, *ref, entry.copy_eager_output, r.notes);
+    if (!fitted) {
+      r.status = "error";
+      r.error = fitted.message();
+      return done();
+    }
+    std::optional<eval_request> sized;  // the request with the options that fit, when they differ
+    if (fitted->seeds != req.options.seeds || fitted->input_sets != req.options.input_sets) {
+      sized = req;
+      sized->options = *fitted;
+    }
+    const eval_request& run_req = sized ? *sized : req;
     {
-      cuda_backend backend(req, *ref, std::move(entry), m, r);
-      evaluation_protocol protocol(req, backend, scrutiny, r);
+      cuda_backend backend(run_req, *ref, std::move(entry), m, r);
+      evaluation_protocol protocol(run_req, backend, scrutiny, r);
       t_run = clock_type::now();
       protocol.run();
       if (backend.leaked()) lib.leak();

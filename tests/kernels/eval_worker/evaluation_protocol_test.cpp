@@ -428,5 +428,35 @@ TEST(EvaluationProtocol, ABackendWithTooFewSlotsIsAnError) {
   EXPECT_EQ(b.timed_calls, 0);
 }
 
+// A task whose inputs fill the device: fewer timing sets first, then fewer seeds, keeping the heavy-tailed
+// seed while two fit; an error when one of each does not fit.
+TEST(EvaluationProtocol, SlotsFitTheMemoryBySheddingTimingSetsThenSeeds) {
+  eval_options o;
+  o.seeds = 3;
+  o.input_sets = 4;
+  ASSERT_EQ(evaluation_protocol::slots_needed(o), 8u);
+  auto same = evaluation_protocol::fit_slots(o, 1.0, 8.0);
+  ASSERT_TRUE(same);
+  EXPECT_EQ(same->seeds, 3);
+  EXPECT_EQ(same->input_sets, 4);
+  auto fewer_sets = evaluation_protocol::fit_slots(o, 1.0, 6.5);
+  ASSERT_TRUE(fewer_sets);
+  EXPECT_EQ(fewer_sets->seeds, 3);
+  EXPECT_EQ(fewer_sets->input_sets, 2);
+  auto two_seeds = evaluation_protocol::fit_slots(o, 2.0, 8.0);  // 4 slots
+  ASSERT_TRUE(two_seeds);
+  EXPECT_EQ(two_seeds->seeds, 2);
+  EXPECT_EQ(two_seeds->input_sets, 1);
+  auto one_seed = evaluation_protocol::fit_slots(o, 10.0, 30.0);  // 3 slots
+  ASSERT_TRUE(one_seed);
+  EXPECT_EQ(one_seed->seeds, 1);
+  EXPECT_EQ(one_seed->input_sets, 1);
+  EXPECT_FALSE(evaluation_protocol::fit_slots(o, 10.0, 29.0));
+  EXPECT_FALSE(evaluation_protocol::fit_slots(o, 10.0, -5.0));
+  // The rest of the options are left as they were.
+  o.buckets = 5;
+  EXPECT_EQ(evaluation_protocol::fit_slots(o, 2.0, 8.0)->buckets, 5);
+}
+
 }  // namespace
 }  // namespace crucible::kernels

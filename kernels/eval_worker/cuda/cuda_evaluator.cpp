@@ -123,8 +123,9 @@ bool memory_exhausted(std::vector<std::string>& notes) {
 
 // Workspace for a C-ABI candidate's intermediates: generous (eight times its inputs and output), so emitted
 // code rarely allocates, but never more than 4 GiB: KernelBench's largest problems move 13 GB, and eight
-// times that is more than any device has.
-int64_t workspace_bytes(int64_t io_bytes) {
+// times that is more than any device has. A KernelBench module never sees it (it allocates through PyTorch).
+int64_t workspace_bytes(int64_t io_bytes, bool module) {
+  if (module) return int64_t{256} << 20;
   return std::max<int64_t>(int64_t{256} << 20, std::min<int64_t>(8 * io_bytes, int64_t{4} << 30));
 }
 
@@ -136,10 +137,10 @@ std::string gib(double bytes) {
 
 // The protocol's slots (inputs and output each) must fit beside the workspace, the eager output's copy, and
 // what the calls allocate for themselves: the reference's and the candidate's outputs, a CUDA graph's pool,
-// the fresh draws (two slots of room), with 15% of the free memory left to the allocator's rounding. A task
+// the fresh draws (two slots of room), with 10% of the free memory left to the allocator's rounding. A task
 // too large for the configured seeds and input sets runs with fewer, and says so; one too large for one of
 // each is an error before anything is allocated.
-expected<eval_options> options_that_fit(const eval_request& req, const reference_model& ref, bool eager_copy,
+expected<eval_options> options_that_fit(const eval_request& req, const reference_model& ref, bool module,
                                         std::vector<std::string>& notes) {
   int64_t in_bytes = 0;
   for (const auto& in : req.task.inputs) in_bytes += numel(in.shape) * dtype_size(in.dtype);
@@ -150,9 +151,19 @@ expected<eval_options> options_that_fit(const eval_request& req, const reference
     cudaGetLastError();
     return req.options;
   }
-  const double budget = 0.85 * static_cast<double>(free_b) -
-                        static_cast<double>(workspace_bytes(in_bytes + out_bytes)) - 2 * slot -
-                        (eager_copy ? static_cast<double>(out_bytes) : 0.0);
+  const auto need = static_cast<double>(evaluation_protocol::slots_needed(req.options) + 3) * slot;
+  if (need > 0.5 * static_cast<double>(free_b)) {
+    // What LibTorch's cache holds (the reference's first forward pass) is free for this: counted after
+    // emptying it, when the task is large enough for it to matter.
+    c10::cuda::CUDACachingAllocator::emptyCache();
+    if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) {
+      cudaGetLastError();
+      return req.options;
+    }
+  }
+  const double budget = 0.9 * static_cast<double>(free_b) -
+                        static_cast<double>(workspace_bytes(in_bytes + out_bytes, module)) - 2 * slot -
+                        (module ? static_cast<double>(out_bytes) : 0.0);
   auto fitted = evaluation_protocol::fit_slots(req.options, slot, budget);
   if (!fitted)
     return make_error("the task's inputs and output take " + gib(slot) + " a set; with " +
@@ -310,6 +321,8 @@ struct candidate_entry {
   /// The eager reference copies its result into an output, as the entry must (a module returns a new
   /// tensor, copied into the ABI's output): like with like.
   bool copy_eager_output = false;
+  /// A KernelBench module: it never sees the ABI's workspace (it allocates through PyTorch).
+  bool python_module = false;
   /// What the candidate changed of what the reference computes with ("" when nothing; empty function: the
   /// reference is out of the candidate's reach).
   std::function<std::string()> reference_changes;
@@ -495,7 +508,7 @@ class cuda_backend final : public device_backend {
     int64_t io_bytes = 0;
     for (const auto& in : req.task.inputs) io_bytes += numel(in.shape) * dtype_size(in.dtype);
     io_bytes += numel(ref.output_shape()) * dtype_size(ref.output_dtype());
-    const int64_t ws = workspace_bytes(io_bytes);
+    const int64_t ws = workspace_bytes(io_bytes, entry_.python_module);
     workspace_ = at::empty({ws}, at::TensorOptions().dtype(at::kByte).device(at::kCUDA, m.device));
     ctx_.abi_version = CRUCIBLE_ABI_VERSION;
     ctx_.device = m.device;
@@ -1454,6 +1467,7 @@ bench_result cuda_evaluator::evaluate(const eval_request& req, const std::string
       entry.leave = [c] { c->leave(); };
       entry.watch_aten = false;
       entry.copy_eager_output = true;
+      entry.python_module = true;
       kernelbench_reference* kr = kb_ref.get();
       entry.reference_changes = [kr] { return kr->changes(); };
       ref = kb_ref.get();
@@ -1488,7 +1502,7 @@ bench_result cuda_evaluator::evaluate(const eval_request& req, const std::string
     protocol_times s;
     cuda_backend::backend_costs costs;
     clock_type::time_point t_run, t_ran;
-    auto fitted = options_that_fit(req, *ref, entry.copy_eager_output, r.notes);
+    auto fitted = options_that_fit(req, *ref, entry.python_module, r.notes);
     if (!fitted) {
       r.status = "error";
       r.error = fitted.message();

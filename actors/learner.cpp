@@ -36,6 +36,8 @@ struct learner_state {
   int64_t version = 0;
   double wall_offset = 0.0;  // wall time of the runs this one resumes
   int64_t candidates_at_start = -1;
+  double last_reward = 0.0;  // the last step's mean reward and staleness, for status reports
+  double last_staleness = 0.0;
   std::vector<scored_group> pending;
   caf::actor replay;
   bool stopping = false;
@@ -142,6 +144,8 @@ void train(learner_actor* self, const runtime::role_context& ctx, const group_ba
   ++self->state.version;
   publish(self, ctx);
   auto m = measure(self, ctx, last, *stats);
+  self->state.last_reward = m.reward_mean;
+  self->state.last_staleness = m.staleness_mean;
   self->state.pending.clear();
   runtime::append_metrics(ctx.run->path("metrics.jsonl"), m);
   if (self->state.tb) {
@@ -276,6 +280,8 @@ caf::behavior learner(learner_actor* self, runtime::role_context ctx) {
         status_report s;
         s.step = self->state.step;
         s.policy_version = self->state.version;
+        s.reward_mean = self->state.last_reward;
+        s.staleness_mean = self->state.last_staleness;
         return s;
       },
   };

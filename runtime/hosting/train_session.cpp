@@ -250,10 +250,10 @@ expected<train_summary> run_training(std::shared_ptr<const run_context> run,
             if (live) {
               const double now = run->elapsed_s();
               if (first_step < 0) first_step = step, first_step_at = now;
-              // The rate from the steps of this session: the first one also paid for warming up.
-              shown.per_unit_s = step > first_step
-                                     ? (now - first_step_at) / static_cast<double>(step - first_step)
-                                     : now / std::max<double>(1, step);
+              // The rate from the steps of this session (a resumed run's earlier steps took another session's
+              // time); its first step also paid for warming up.
+              shown.per_unit_s =
+                  step > first_step ? (now - first_step_at) / static_cast<double>(step - first_step) : now;
               shown.done = static_cast<double>(step);
               shown.total = static_cast<double>(rc.max_steps);
               shown.unit = "step";

@@ -213,6 +213,15 @@ try:
     # The report needs a step: the run goes on until the learner has taken one.
     wait_for("the learner's first step shows on the page",
              lambda: int(browser.js("return document.getElementById('step').textContent")) >= 1, every=0.5)
+
+    def last_reward_shown():
+        with open(f"{run_dir}/run/metrics.jsonl") as f:
+            rows = [json.loads(line) for line in f if line.strip()]
+        return rows and browser.js("return document.getElementById('reward').textContent") == \
+            "%.3f" % rows[-1]["reward_mean"]
+
+    # The head's status carries the learner's last reward, not a placeholder.
+    wait_for("the page shows the last step's reward from metrics.jsonl", last_reward_shown, every=0.5)
 finally:
     browser.close()
     head.send_signal(signal.SIGINT)  # as Ctrl-C: drain, checkpoint, stop

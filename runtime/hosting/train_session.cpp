@@ -2,6 +2,7 @@
 
 #include "runtime/pipeline/pipeline_stages.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstdio>
@@ -102,16 +103,16 @@ expected<std::unique_ptr<dashboard>> start_dashboard(caf::actor_system& sys, con
   return dashboard::start(std::move(o), std::move(src));
 }
 
-// What the run is doing between steps, for the live line: candidates and the stage roles' load.
-// (A role's `busy` is the conductor's count of candidates sent to its members and not yet answered.)
-std::string activity(const status_report& r) {
+// What the run is doing between steps, for the live line: candidates and the load on the roles that serve
+// the pipeline's stages (a role's `busy` is the conductor's count of candidates sent to its members and not
+// yet answered).
+std::string activity(const status_report& r, const std::vector<std::string>& stage_roles) {
   std::string out = std::to_string(r.candidates_generated) + " generated, " +
                     std::to_string(r.candidates_scored) + " scored, " +
                     std::to_string(r.candidates_in_flight) + " in flight";
   std::string busy;
   for (const auto& role : r.roles)
-    if (role.role == "compiler" || role.role == "benchmarker" || role.role == "verifier" ||
-        role.role == "judge")
+    if (std::find(stage_roles.begin(), stage_roles.end(), role.role) != stage_roles.end())
       busy += (busy.empty() ? "; at " : ", ") + role.role + " " + std::to_string(role.busy) + " (" +
               std::to_string(role.actors) + (role.actors == 1 ? " actor)" : " actors)");
   out += busy;
@@ -218,6 +219,8 @@ expected<train_summary> run_training(std::shared_ptr<const run_context> run,
     std::string waiting_for;  // the stages no member serves yet
     // The live line's activity comes from the desk, as `crucible status` gets it, once a second.
     auto next_poll = std::chrono::steady_clock::now();
+    std::vector<std::string> stage_roles;
+    for (const auto& stage : run->cfg.pipeline) stage_roles.push_back(role_of_stage(stage));
     int64_t first_step = -1;
     double first_step_at = 0;
     show(stages_served ? "first step" : "waiting for nodes");
@@ -266,7 +269,7 @@ expected<train_summary> run_training(std::shared_ptr<const run_context> run,
             if (step >= rc.max_steps) finished = true;
           },
           [&](status_report& r) {
-            shown.detail = activity(r);
+            shown.detail = activity(r, stage_roles);
             show(shown.phase);
           },
           [&](stop_atom, const std::string& why) {

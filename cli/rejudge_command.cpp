@@ -4,6 +4,10 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
 
 #include "actors/options/evaluation_config_of.hpp"
 #include "cli/commands.hpp"
@@ -14,6 +18,7 @@
 #include "kernels/eval/evaluate.hpp"
 #include "kernels/python/embedded_python.hpp"
 #include "kernels/python/kernelbench_reference.hpp"
+#include "kernels/python/kernelbench_suite.hpp"
 #include "kernels/rejudge/rejudge_report.hpp"
 #include "kernels/verify/verdict_vocabulary.hpp"
 #endif
@@ -98,6 +103,40 @@ kernels::rejudged_kernel rejudge_one(const kernels::published_kernel& k, const k
   return row;
 }
 
+// A checkout's problem, for naming a kernel's task as training does.
+struct checkout_problem {
+  std::string task, path, source;
+};
+
+// The kernels that pass as the sft stage's corpus (policies::read_sft_jsonl's lines), each named as a
+// training run names its task: CUDA-L1's records carry only level and id, so the checkout gives the name,
+// and a record whose Model is not the checkout's problem's (another version of the benchmark numbered it
+// otherwise) is left out, named in `left_out`: its kernel would be trained under another problem's prompt.
+std::string sft_jsonl(const std::vector<kernels::published_kernel>& list,
+                      const std::vector<kernels::rejudged_kernel>& rows,
+                      const std::map<std::pair<int, int>, checkout_problem>& problems,
+                      std::vector<std::string>& left_out) {
+  std::string out;
+  left_out.clear();
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i].outcome != kernels::wire_name(kernels::outcome::pass)) continue;
+    auto p = problems.find({rows[i].level, rows[i].id});
+    if (p == problems.end() || !kernels::same_model_class(p->second.source, list[i].problem_source)) {
+      left_out.push_back(rows[i].name + (p == problems.end()
+                                             ? " (no such problem in the checkout)"
+                                             : " (its Model is not " + p->second.path + "'s)"));
+      continue;
+    }
+    out += nlohmann::json{{"task", p->second.task},
+                          {"code", list[i].candidate_source},
+                          {"speedup", rows[i].speedup},
+                          {"origin", rows[i].origin}}
+               .dump() +
+           "\n";
+  }
+  return out;
+}
+
 // Written whole or not at all (a reader never sees half a report): a temporary beside it, then a rename.
 bool write_file(const std::string& path, const std::string& text) {
   const std::string tmp = path + ".part";
@@ -139,6 +178,31 @@ int rejudge_command(const rejudge_args& args) {
   }
   if (args.limit > 0 && list.size() > static_cast<size_t>(args.limit))
     list.resize(static_cast<size_t>(args.limit));
+  // --sft-jsonl names each kernel's task as training does (kbN_ID_Name), which needs the checkout's names.
+  std::map<std::pair<int, int>, checkout_problem> problems;
+  std::vector<std::string> left_out;
+  if (!args.sft_jsonl_path.empty()) {
+    if (args.self_check) {
+      std::cerr << "crucible rejudge: --sft-jsonl with --aa: the candidates are the problems themselves\n";
+      return 2;
+    }
+    if (args.kernelbench.empty()) {
+      std::cerr << "crucible rejudge: --sft-jsonl needs --kernelbench CHECKOUT: training names a task "
+                   "kbN_ID_Name, and the records give only level and id\n";
+      return 2;
+    }
+    auto scanned = kernels::scan_kernelbench(args.kernelbench, args.level);
+    if (!scanned) {
+      std::cerr << "crucible rejudge: --kernelbench: " << scanned.message() << "\n";
+      return 2;
+    }
+    for (const auto& p : *scanned) {
+      std::ifstream in(p.path, std::ios::binary);
+      std::ostringstream text;
+      text << in.rdbuf();
+      problems[{p.level, p.id}] = {p.task_name(), p.path, text.str()};
+    }
+  }
   auto ec = actors::evaluation_config_of(*cfg);
   if (cuda) ec.worker.device = args.device >= 0 ? args.device : static_cast<int>(cfg->cuda.devices.front());
   kernels::bench_runner runner(ec.worker, ec.runner);
@@ -164,6 +228,11 @@ int rejudge_command(const rejudge_args& args) {
       std::cerr << "crucible rejudge: cannot write " << args.json_path << "\n";
       return false;
     }
+    if (!args.sft_jsonl_path.empty() &&
+        !write_file(args.sft_jsonl_path, sft_jsonl(list, rows, problems, left_out))) {
+      std::cerr << "crucible rejudge: cannot write " << args.sft_jsonl_path << "\n";
+      return false;
+    }
     return true;
   };
   runtime::item_progress progress(args.self_check ? "A/A" : "re-judging", list.size(), "kernel");
@@ -184,6 +253,14 @@ int rejudge_command(const rejudge_args& args) {
     if (i + 1 < list.size() && !write_reports(true)) return 1;
   }
   if (!write_reports(false)) return 1;
+  if (!args.sft_jsonl_path.empty()) {
+    const size_t passed = static_cast<size_t>(std::count_if(rows.begin(), rows.end(), [](const auto& r) {
+      return r.outcome == kernels::wire_name(kernels::outcome::pass);
+    }));
+    std::fprintf(stderr, "sft corpus: %zu of %zu passing kernels in %s\n", passed - left_out.size(), passed,
+                 args.sft_jsonl_path.c_str());
+    for (const auto& l : left_out) std::fprintf(stderr, "  left out: %s\n", l.c_str());
+  }
   return 0;
 }
 

@@ -13,6 +13,7 @@
 #include <spdlog/spdlog.h>
 
 #include "actors/options/policy_section.hpp"
+#include "actors/options/sft_section.hpp"
 #include "actors/roles.hpp"
 #include "actors/stages/stage_runner.hpp"
 #include "cli/commands.hpp"
@@ -49,7 +50,7 @@ std::string commented(const std::string& text) {
 }
 
 // KernelBench tasks are answered in Python (ModelNew): the program policy writes C-ABI kernels for op chains,
-// and the sft stage's corpus comes from it, so neither fits them.
+// so it can neither answer them nor write the sft stage's corpus for them.
 status check_kernelbench_policy(const runtime::config& cfg) {
   if (cfg.tasks.kernelbench_dir.empty()) return {};
   if (cfg.section<actors::policy_section>().kind == "program")
@@ -57,10 +58,11 @@ status check_kernelbench_policy(const runtime::config& cfg) {
         "tasks.kernelbench_dir: the program policy writes C-ABI kernels for op-chain tasks; a "
         "KernelBench task's answer is a Python ModelNew: set policy.kind to lm or remote");
   for (const auto& s : cfg.stages)
-    if (s == "sft")
+    if (s == "sft" && cfg.section<actors::sft_section>().corpus_policy == "program")
       return make_error(
-          "tasks.kernelbench_dir: the sft stage trains on the program policy's kernels, which "
-          "KernelBench tasks do not have: use stages [self_supervised, contrastive]");
+          "tasks.kernelbench_dir: the sft stage's corpus is written by sft.corpus_policy, and the program "
+          "policy writes C-ABI kernels: set sft.corpus_policy to remote (the model at policy.remote writes "
+          "it) or to none with sft.jsonl (e.g. from crucible rejudge --sft-jsonl)");
   return {};
 }
 

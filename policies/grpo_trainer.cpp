@@ -63,6 +63,7 @@ grpo_trainer::~grpo_trainer() = default;
 
 expected<step_stats> grpo_trainer::step(const std::vector<scored_group>& groups,
                                         const std::map<std::string, task_spec>& tasks) {
+  at::AutoGradMode grad_on(true);  // whatever the thread's mode (an embedded Python turns it off)
   auto& m = *impl_;
   const auto& cfg = m.config;
   if (!known_grpo_variant(cfg.variant))

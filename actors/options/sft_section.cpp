@@ -1,5 +1,8 @@
 #include "actors/options/sft_section.hpp"
 
+#include <algorithm>
+
+#include "actors/options/policy_section.hpp"
 #include "runtime/config/config.hpp"
 
 namespace crucible::actors {
@@ -7,6 +10,7 @@ namespace {
 
 runtime::field_list fields(sft_section& s) {
   return {
+      {"corpus_policy", &s.corpus_policy},
       {"corpus_steps", &s.corpus_steps},
       {"corpus_minutes", &s.corpus_minutes},
       {"jsonl", &s.jsonl},
@@ -28,7 +32,22 @@ runtime::field_list fields(sft_section& s) {
   };
 }
 
-status validate(const sft_section& s, const runtime::config&) {
+status validate(const sft_section& s, const runtime::config& cfg) {
+  if (s.corpus_policy != "program" && s.corpus_policy != "remote" && s.corpus_policy != "none")
+    return make_error("sft.corpus_policy: expected program, remote or none, got '" + s.corpus_policy + "'");
+  const bool sft_listed = std::find(cfg.stages.begin(), cfg.stages.end(), "sft") != cfg.stages.end();
+  if (sft_listed && cfg.section<policy_section>().kind != "lm")
+    return make_error(
+        "stages: sft trains a language model that the later stages sample: set policy.kind to lm "
+        "(with " +
+        cfg.section<policy_section>().kind + " nothing would use it)");
+  if (sft_listed && s.corpus_policy == "none" && s.jsonl.empty())
+    return make_error("sft.corpus_policy: none leaves the sft stage no corpus: give sft.jsonl");
+  if (sft_listed && s.corpus_policy == "remote" &&
+      cfg.section<policy_section>().remote.endpoint.url.rfind("http://", 0) != 0)
+    return make_error(
+        "sft.corpus_policy: remote samples the model at policy.remote.url, which is not an "
+        "http:// URL");
   if (s.corpus_steps < 1) return make_error("sft.corpus_steps: expected >= 1");
   if (!(s.corpus_minutes > 0) || !(s.max_minutes > 0))
     return make_error("sft.corpus_minutes and sft.max_minutes: expected > 0");

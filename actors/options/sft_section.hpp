@@ -1,6 +1,7 @@
 #pragma once
 // sft.*: CUDA-L1's first stage for the language model (actors/stages/sft_stage). Its data: the sources of a
-// program-policy run the stage makes (corpus_steps learner steps, every candidate evaluated as in any run),
+// run the stage makes (corpus_steps learner steps, every candidate evaluated as in any run) by corpus_policy
+// — the program policy, or a served model (policy.remote), as the paper's corpus came from existing models —
 // those that pass, varied (renamed identifiers, reformatting, reordered helpers), contrastive examples (two
 // earlier kernels with their speedups -> a faster one), and a user's JSONL of {"task", "code"} pairs. Then a
 // byte-level BPE of vocab_size tokens and a fresh Qwen2-architecture model of the shape below, unless
@@ -13,7 +14,10 @@ namespace crucible::actors {
 struct sft_section {
   static constexpr const char* section_name = "sft";
   // The corpus
-  int64_t corpus_steps = 8;    ///< learner steps of the program-policy run that writes the corpus
+  /// What writes the corpus: program (op-chain tasks), remote (the model at policy.remote), or none (only
+  /// jsonl's kernels, e.g. those `crucible rejudge --sft-jsonl` found correct).
+  std::string corpus_policy = "program";
+  int64_t corpus_steps = 8;    ///< learner steps of the corpus run
   double corpus_minutes = 10;  ///< its time budget
   std::string jsonl;           ///< a user's {"task": NAME, "code": SOURCE} lines, added to the corpus
   int64_t variants = 2;        ///< varied copies of each passing source

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <numeric>
 #include <optional>
 #include <random>
@@ -23,8 +24,8 @@
 #include "policies/lm/contrastive_prompt.hpp"
 #include "policies/lm/lm_policy.hpp"
 #include "policies/lm/lm_sft_trainer.hpp"
+#include "policies/lm/python_source_variants.hpp"
 #include "policies/lm/sft_examples.hpp"
-#include "policies/lm/source_variants.hpp"
 #include "runtime/config/run_context.hpp"
 #include "runtime/hosting/terminal_progress.hpp"
 #include "runtime/storage/replay_store.hpp"
@@ -113,16 +114,18 @@ expected<sft_outcome> run_sft_training(const runtime::config& cfg, const std::st
   };
   sft_outcome out;
 
-  // 1. The corpus: the program-policy run's correct kernels, and the user's.
+  // 1. The corpus: the corpus run's correct kernels (none with sft.corpus_policy none), and the user's.
   auto tasks = runtime::select_tasks(cfg);
   if (!tasks) return tasks.err();
   std::map<std::string, task_spec> by_name;
   for (const auto& t : *tasks) by_name[t.name] = t;
   std::vector<policies::sft_source> sources;
-  auto passed = runtime::replay_store::read_scored(corpus_db, "pass");
-  if (!passed) return passed.err();
-  for (const auto& c : *passed)
-    sources.push_back({c.cand.task, c.cand.source, c.cand.program, c.judged.speedup});
+  if (!corpus_db.empty()) {
+    auto passed = runtime::replay_store::read_scored(corpus_db, "pass");
+    if (!passed) return passed.err();
+    for (const auto& c : *passed)
+      sources.push_back({c.cand.task, c.cand.source, c.cand.program, c.judged.speedup});
+  }
   if (!s.jsonl.empty()) {
     auto user = policies::read_sft_jsonl(s.jsonl);
     if (!user) return user.err();
@@ -204,7 +207,7 @@ expected<sft_outcome> run_sft_training(const runtime::config& cfg, const std::st
       continue;
     }
     train.push_back({std::move(*prompt_ids), std::move(answer_ids), 1.0});
-    auto h = sha256_hex(policies::normalized_source(e.code));
+    auto h = sha256_hex(policies::normalized_code(e.code, !e.prompt_.task.module.empty()));
     if (hash_set.insert(h).second) hashes.push_back(h);
   }
   out.examples = static_cast<int64_t>(train.size());
@@ -271,7 +274,9 @@ expected<sft_outcome> run_sft_training(const runtime::config& cfg, const std::st
     std::vector<policies::lm_example> batch;
     for (int64_t k = 0; k < s.batch; ++k)
       batch.push_back(train[order[(in_epoch * s.batch + k) % train.size()]]);
-    auto st = trainer.step(batch);
+    // Each step on a thread of its own: the thread that loaded KernelBench tasks holds the embedded Python's
+    // GIL, and with torch's Python bindings loaded the autograd engine refuses a caller that holds it.
+    auto st = std::async(std::launch::async, [&] { return trainer.step(batch); }).get();
     if (!st) return make_error("sft: step " + std::to_string(step + 1) + ": " + st.message());
     ++step;
     if (out.loss_first == 0.0) out.loss_first = st->loss;

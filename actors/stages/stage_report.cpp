@@ -9,7 +9,7 @@
 
 #include "kernels/verify/verdict_vocabulary.hpp"
 #include "messages/content_hash.hpp"
-#include "policies/lm/source_variants.hpp"
+#include "policies/lm/python_source_variants.hpp"
 #include "runtime/storage/replay_store.hpp"
 
 namespace crucible::actors {
@@ -27,7 +27,8 @@ stage_figures figures_of(const std::vector<const scored_candidate*>& cands,
     f.flagged += kernels::has_outcome(c->judged, kernels::outcome::hack) ? 1 : 0;
     if (kernels::has_outcome(c->judged, kernels::outcome::pass)) {
       ++f.correct;
-      if (!sft.count(sha256_hex(policies::normalized_source(c->cand.source)))) ++f.novel_correct;
+      if (!sft.count(sha256_hex(policies::normalized_code(c->cand.source, c->cand.language == "py"))))
+        ++f.novel_correct;
       auto& b = best[c->cand.task];
       b = std::max(b, c->judged.speedup);
     }

@@ -130,20 +130,26 @@ int run_stages(const runtime::run_context& top, std::shared_ptr<const runtime::r
     runtime::config sub = cfg;
     sub.stages = {name};
     if (stage == training_stage::sft) {
-      // The corpus: the program policy's run over the same tasks, every candidate evaluated as in any run.
+      // The corpus: a run of sft.corpus_policy (the program policy or a served model) over the same tasks,
+      // every candidate evaluated as in any run; none with corpus_policy none (sft.jsonl only).
       const auto& s = cfg.section<sft_section>();
-      sub.run.dir = (fs::path(dir) / "corpus").string();
-      sub.stages = {"contrastive"};
-      sub.section<policy_section>().kind = "program";
-      sub.run.max_steps = s.corpus_steps;
-      sub.run.max_minutes = s.corpus_minutes;
-      // Its end (steps or budget) is recorded, so a resume goes on to the training, not a longer corpus run.
-      const fs::path corpus_done = fs::path(dir) / "corpus.done";
-      if (!fs::exists(corpus_done)) {
-        if (auto st = run_sub(sub, registry); !st) return stopped(top, name, st.message());
-        std::ofstream(corpus_done.string()) << "done\n";
+      std::string corpus_db;
+      if (s.corpus_policy != "none") {
+        sub.run.dir = (fs::path(dir) / "corpus").string();
+        sub.stages = {"contrastive"};
+        sub.section<policy_section>().kind = s.corpus_policy;
+        sub.run.max_steps = s.corpus_steps;
+        sub.run.max_minutes = s.corpus_minutes;
+        // Its end (steps or budget) is recorded, so a resume goes on to the training, not a longer corpus
+        // run.
+        const fs::path corpus_done = fs::path(dir) / "corpus.done";
+        if (!fs::exists(corpus_done)) {
+          if (auto st = run_sub(sub, registry); !st) return stopped(top, name, st.message());
+          std::ofstream(corpus_done.string()) << "done\n";
+        }
+        corpus_db = sub.run.dir + "/replay.sqlite";
       }
-      auto sft = run_sft_training(cfg, dir, sub.run.dir + "/replay.sqlite");
+      auto sft = run_sft_training(cfg, dir, corpus_db);
       if (!sft) return stopped(top, name, sft.message());
       std::printf("sft: done: %lld steps in %.0f s, loss %.3f -> %.3f; the model is in %s\n",
                   static_cast<long long>(sft->steps), sft->wall_s, sft->loss_first, sft->loss_last,

@@ -1,10 +1,12 @@
 #include "kernels/rejudge/published_kernels.hpp"
 
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
 #include <regex>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -158,6 +160,39 @@ expected<std::vector<published_kernel>> read_solution_folder(const std::string& 
     return a.level != b.level ? a.level < b.level : a.id != b.id ? a.id < b.id : a.origin < b.origin;
   });
   return out;
+}
+
+namespace {
+
+// `class Model` up to the next top-level statement, comments dropped and whitespace collapsed.
+std::string model_class_text(const std::string& source) {
+  std::istringstream in(source);
+  std::string out, line;
+  bool inside = false;
+  while (std::getline(in, line)) {
+    const bool top = !line.empty() && !std::isspace(static_cast<unsigned char>(line[0])) && line[0] != '#';
+    if (top)
+      inside = line.rfind("class Model", 0) == 0 &&
+               !std::isalnum(static_cast<unsigned char>(line.size() > 11 ? line[11] : ' '));
+    if (!inside) continue;
+    line = line.substr(0, line.find('#'));
+    for (char c : line) {
+      if (std::isspace(static_cast<unsigned char>(c))) {
+        if (!out.empty() && out.back() != ' ') out += ' ';
+      } else {
+        out += c;
+      }
+    }
+    if (!out.empty() && out.back() != ' ') out += ' ';
+  }
+  return out;
+}
+
+}  // namespace
+
+bool same_model_class(const std::string& a, const std::string& b) {
+  const std::string x = model_class_text(a);
+  return !x.empty() && x == model_class_text(b);
 }
 
 expected<std::vector<published_kernel>> self_candidates(const std::string& kernelbench_root, int level) {

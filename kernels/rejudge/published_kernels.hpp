@@ -41,6 +41,10 @@ expected<std::vector<published_kernel>> read_solution_folder(const std::string& 
                                                              const std::string& kernelbench_root,
                                                              int level = 0);
 
+/// Whether two problem modules define the same Model: its class's text, comments and layout aside. Sizes and
+/// input generators may differ between KernelBench versions; the operation may not.
+bool same_model_class(const std::string& a, const std::string& b);
+
 /// The checkout's problems as A/A candidates: each problem's own Model submitted as ModelNew.
 expected<std::vector<published_kernel>> self_candidates(const std::string& kernelbench_root, int level = 0);
 

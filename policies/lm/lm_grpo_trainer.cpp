@@ -55,6 +55,7 @@ lm_grpo_trainer::lm_grpo_trainer(decoder_lm& lm, const lm_train_options& options
 lm_grpo_trainer::~lm_grpo_trainer() = default;
 
 expected<step_stats> lm_grpo_trainer::step(const std::vector<lm_group>& groups) {
+  at::AutoGradMode grad_on(true);  // whatever the thread's mode (an embedded Python turns it off)
   auto& m = *impl_;
   const auto& cfg = m.options.grpo;
   if (!known_grpo_variant(cfg.variant))

@@ -85,8 +85,9 @@ expected<lm_sft_stats> lm_sft_trainer::impl::run(const std::vector<lm_example>& 
     completions.push_back(&batch[i].completion);
     lengths.push_back(static_cast<int64_t>(batch[i].prompt.size() + batch[i].completion.size()));
   }
-  std::unique_ptr<torch::NoGradGuard> no_grad;
-  if (!train) no_grad = std::make_unique<torch::NoGradGuard>();
+  // Autograd on for a training step, off for an evaluation, whatever the calling thread's mode was: an
+  // embedded Python (a KernelBench module's instantiation) turns it off for its thread.
+  at::AutoGradMode grad_mode(train);
   torch::Tensor loss_sum = torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(device));
   for (const auto& members : micro_batches(lengths, options.micro_batch)) {
     const auto b = make_train_batch(prompts, completions, members, device);

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "policies/lm/contrastive_prompt.hpp"
+#include "policies/lm/python_source_variants.hpp"
 #include "policies/lm/source_variants.hpp"
 
 namespace crucible::policies {
@@ -24,10 +25,15 @@ std::string speedup_text(double s) {
 
 std::string sft_answer(const std::vector<exemplar>& shown, const sft_source& kernel, const task_spec& task,
                        const std::string& target) {
+  const bool module = !task.module.empty();  // a KernelBench problem: the answer is a Python ModelNew
   std::string a = "## Performance analysis\n";
   if (shown.empty()) {
-    a += "No earlier kernel is shown: the reference runs one library call per op, each a full pass over "
-         "memory, so the plan is to do the chain's work in as few passes as the ops allow.\n";
+    a += module
+             ? "No earlier answer is shown: the reference module runs each PyTorch operation as a kernel of "
+               "its own, each a launch and a full pass over memory, so the plan is to compute what Model "
+               "computes in fewer kernels and passes.\n"
+             : "No earlier kernel is shown: the reference runs one library call per op, each a full pass "
+               "over memory, so the plan is to do the chain's work in as few passes as the ops allow.\n";
   } else {
     std::vector<exemplar> order = shown;
     std::sort(order.begin(), order.end(),
@@ -43,6 +49,8 @@ std::string sft_answer(const std::vector<exemplar>& shown, const sft_source& ker
   a += "\n## Algorithm design\n";
   if (!kernel.program.empty())
     a += "Plan: `" + kernel.program + "` (rewrites, fused groups, and each group's strategy and knobs).\n";
+  else if (module)
+    a += "Plan: ModelNew below, with Model's interface, computing its outputs in fewer kernels.\n";
   else
     a += "Plan: the kernel below, one pass per fused group of ops.\n";
   a += "\n## Code\n```" + std::string(code_fence_language(task, target)) + "\n" + kernel.source +
@@ -75,7 +83,10 @@ expected<std::vector<sft_text_example>> build_sft_examples(const std::vector<sft
     for (const auto* k : list) {
       example(t, {}, *k);
       int i = 0;
-      for (auto& v : source_variants(k->source, static_cast<int>(options.variants), rng())) {
+      const bool python = std::string(code_fence_language(t, target)) == "python";
+      const int n = static_cast<int>(options.variants);
+      for (auto& v :
+           python ? python_source_variants(k->source, n, rng()) : source_variants(k->source, n, rng())) {
         sft_source copy = *k;
         copy.source = std::move(v);
         example(t, {}, copy);

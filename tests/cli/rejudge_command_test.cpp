@@ -84,6 +84,39 @@ TEST(RejudgeCommand, ClaimedSpeedupsAreMeasuredAndHacksNamed) {
   fs::remove_all(dir);
 }
 
+// The kernels that pass, as the sft stage's corpus: named as training names the checkout's tasks; a record
+// whose Model is not the checkout's problem of that number is left out and named; hacks never enter.
+TEST(RejudgeCommand, KernelsThatPassBecomeTheSftCorpusNamedAsTrainingNamesTasks) {
+  const fs::path dir = fs::temp_directory_path() / ("crucible-rejudge-sft-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  {
+    std::ofstream out(dir / "release.json");
+    out << record(2, "scaled_relu_correct.py", 1.3).dump() << "\n"
+        << record(2, "scaled_relu_in_place.py", 1.18).dump() << "\n"
+        << record(1, "scaled_relu_correct.py", 1.2).dump() << "\n";  // level1/1 is Small_matmul
+  }
+  const std::string sft = (dir / "sft.jsonl").string();
+  auto r = run("rejudge " + (dir / "release.json").string() + " --kernelbench " + data + " --sft-jsonl " +
+               sft + quick);
+  if (r.out.find("no KernelBench support") != std::string::npos) GTEST_SKIP() << "built without Python";
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("sft corpus: 1 of 2 passing kernels"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("left out: kb1_1 (its Model is not"), std::string::npos) << r.out;
+  std::ifstream in(sft);
+  std::vector<nlohmann::json> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(nlohmann::json::parse(line));
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0]["task"], "kb1_2_Scaled_relu");
+  EXPECT_EQ(lines[0]["code"], text_of(data + "/candidates/scaled_relu_correct.py"));
+  EXPECT_GT(lines[0]["speedup"].get<double>(), 0);
+  // It needs the checkout to name tasks, and an A/A run has no kernels of its own.
+  auto unnamed = run("rejudge " + (dir / "release.json").string() + " --sft-jsonl " + sft);
+  EXPECT_EQ(unnamed.exit_code, 2);
+  EXPECT_NE(unnamed.out.find("--sft-jsonl needs --kernelbench"), std::string::npos) << unnamed.out;
+  EXPECT_EQ(run("rejudge --aa --kernelbench " + data + " --sft-jsonl " + sft).exit_code, 2);
+  fs::remove_all(dir);
+}
+
 // Each problem as its own candidate: the protocol must pass it (an A/A run flags nothing) and measure it
 // near 1x; the figure itself is the bench's (bench/RESULTS.md), not this test's.
 TEST(RejudgeCommand, AnAARunPassesEveryProblemAgainstItself) {

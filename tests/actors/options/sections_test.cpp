@@ -83,6 +83,13 @@ TEST(Sections, ThePolicyKindAndTheStagesSettingsAreRead) {
   expect_error(parse("stages: [contrastive, sft]"), "must come before");
   expect_error(parse("stages: [ppo]"), "unknown stage 'ppo'");
   expect_error(parse("sft: {model: {hidden_size: 60, heads: 8}}"), "sft.model");
+  EXPECT_EQ(c->section<sft_section>().corpus_policy, "program");
+  expect_error(parse("sft: {corpus_policy: gpt}"), "sft.corpus_policy: expected program, remote or none");
+  expect_error(parse("stages: [sft]\npolicy: {kind: remote}"), "set policy.kind to lm");
+  expect_error(parse("stages: [sft]\npolicy: {kind: lm}\nsft: {corpus_policy: none}"), "give sft.jsonl");
+  expect_error(parse("stages: [sft]\npolicy: {kind: lm, remote: {url: ''}}\nsft: {corpus_policy: remote}"),
+               "sft.corpus_policy: remote samples the model at policy.remote.url");
+  EXPECT_TRUE(parse("stages: [sft]\npolicy: {kind: lm}\nsft: {corpus_policy: none, jsonl: corpus.jsonl}"));
   expect_error(parse("self_supervised: {plateau_steps: 0}"), "self_supervised.plateau_steps");
 }
 

@@ -221,6 +221,19 @@ TEST(LmSftTrainer, SaveStateAndLoadStateResumeTheSameTraining) {
   EXPECT_EQ(tb.steps(), 4);
 }
 
+// A thread whose autograd is off (an embedded Python's KernelBench module turns it off for its thread, and
+// the sft stage trains on the thread that loaded the tasks) still trains, and keeps its mode afterwards.
+TEST(LmSftTrainer, AStepTrainsOnAThreadWhoseAutogradIsOff) {
+  auto lm = tiny_lm(5);
+  lm_sft_trainer t(*lm, fast());
+  auto before = lm->logits(probe);
+  at::AutoGradMode off(false);
+  auto st = t.step(memory_set());
+  ASSERT_TRUE(st) << st.message();
+  EXPECT_NE(*lm->logits(probe), *before) << "the step changed no weight";
+  EXPECT_FALSE(at::GradMode::is_enabled());
+}
+
 TEST(LmSftTrainer, BadExamplesAreErrorsAndChangeNothing) {
   auto lm = tiny_lm(7);
   lm_sft_trainer t(*lm, fast());

@@ -49,6 +49,33 @@ TEST(SftExamples, PlainVariedAndContrastiveExamplesAnswerWithTheirKernel) {
   EXPECT_FALSE(build_sft_examples({{"no_such_task", kernel(""), "", 1}}, tasks, "cpu", o));
 }
 
+// A KernelBench task's examples answer in Python: the fence, the wording, and variants varied as Python (a
+// C lexer would re-lay a triple-quoted string or rename nothing).
+TEST(SftExamples, AKernelBenchTasksExamplesAnswerWithItsModelNewInPython) {
+  task_spec t;
+  t.name = "kb1_2_Scaled_relu";
+  t.module = "import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        return x\n";
+  const std::string model_new =
+      "import torch\n\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n        y = x * 2\n"
+      "        return y\n";
+  sft_data_options o;
+  o.variants = 2;
+  o.contrastive = 0;
+  auto ex = build_sft_examples({{t.name, model_new, "", 1.2}}, {{t.name, t}}, "cuda", o);
+  ASSERT_TRUE(ex) << ex.message();
+  ASSERT_EQ(ex->size(), 3u);
+  for (const auto& e : *ex) {
+    EXPECT_NE(e.answer.find("```python\n"), std::string::npos) << e.answer;
+    EXPECT_NE(e.answer.find("ModelNew below"), std::string::npos) << e.answer;
+    EXPECT_EQ(e.answer.find("chain"), std::string::npos) << e.answer;
+    auto parsed = parse_answer(e.answer, answer_form_of(t));
+    EXPECT_EQ(parsed.problem, answer_problem::none) << parsed.reason;
+    EXPECT_EQ(parsed.code, e.code);
+    EXPECT_NE(e.code.find("class ModelNew(torch.nn.Module):"), std::string::npos) << e.code;
+  }
+  EXPECT_NE((*ex)[1].code, model_new);
+}
+
 TEST(SftExamples, UserJsonlIsReadAndBadLinesAreNamed) {
   const std::string path = ::testing::TempDir() + "/sft.jsonl";
   std::ofstream(path) << "{\"task\": \"softmax_scaled\", \"code\": \"int x;\", \"speedup\": 1.2}\n\n"

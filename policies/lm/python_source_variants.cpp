@@ -165,8 +165,9 @@ struct names {
 };
 
 // Names bound by an assignment or a for loop at a logical line's start, less those Python or the harness
-// could reach by another path: parameters, class attributes, imported names, names any string mentions,
-// the harness's names and dunders. Nothing is renamable in a file that reaches variables dynamically.
+// could reach by another path: parameters, class attributes, function and class names, imported names,
+// names any string mentions, the harness's names and dunders. Nothing is renamable in a file that reaches
+// variables dynamically.
 names renamable_names(const std::vector<piece>& p) {
   static const std::set<std::string> keywords = {
       "False", "None",     "True",  "and",      "as",    "assert",     "async",          "await",    "break",
@@ -211,7 +212,10 @@ names renamable_names(const std::vector<piece>& p) {
     if (is_ident(p, first, "def") || is_ident(p, first, "class")) {
       const bool is_def = p[first].text == "def";
       blocks.push_back({x.indent, !is_def});
-      size_t open = next_solid(p, next_solid(p, first));
+      // A function's or class's name: a method is reached as self.NAME too.
+      const size_t name = next_solid(p, first);
+      if (name < p.size() && p[name].kind == piece::ident) banned.insert(p[name].text);
+      size_t open = next_solid(p, name);
       if (is_def && is_code(p, open, "("))
         for (size_t j = open + 1; j < p.size() && p[j].depth > p[open].depth; ++j)
           if (p[j].kind == piece::ident) banned.insert(p[j].text);

@@ -39,7 +39,11 @@ class ModelNew(nn.Module):
         self.scale = scale
         self.register_buffer(bias_name, torch.ones(1))
 
+    def half(self, v):  # a method: reached as self.half, never renamed with the local below
+        return v * 0.5
+
     def forward(self, x):
+        half = self.half(x)
         shifted = x - helper(x,
                              dim=1)
         weights = [w for w in (0.25, 0.75)]
@@ -52,7 +56,7 @@ class ModelNew(nn.Module):
             + self.shift
         doc = """kept
     as written"""
-        return result + len(doc) * 0 + len(label) * 0
+        return result + len(doc) * 0 + len(label) * 0 + half * 0
 )py";
 
 TEST(PythonSourceVariants, VariantsRenameLocalsAndReindentButKeepWhatPythonReachesByName) {
@@ -69,7 +73,7 @@ TEST(PythonSourceVariants, VariantsRenameLocalsAndReindentButKeepWhatPythonReach
           "class ModelNew(nn.Module):", "factor = 2.0", "self.factor",
           "def __init__(self, scale):", "self.scale = scale", "dim=1)", "label", "f\"{out.shape}\"",
           "\"\"\"kept\n    as written\"\"\"", "# don't rename what a string mentions",
-          "import torch.nn.functional as F", "def forward(self, x):"})
+          "import torch.nn.functional as F", "def forward(self, x):", "def half(self, v):", "self.half(x)"})
       EXPECT_NE(s.find(kept), std::string::npos) << kept << "\n" << s;
     for (const char* local : {"shifted =", "acc =", "total =", "SCALE =", "bias_name ="})
       if (s.find(local) == std::string::npos) some_renamed = true;

@@ -233,8 +233,9 @@ struct wire_peer::impl : std::enable_shared_from_this<wire_peer::impl> {
     drain_reason = reason;
     peer_state s = state();
     if (s == peer_state::registered) {
-      send_msg(peer_disconnect{reason, true});
+      // The state first: whoever hears from the head that this peer drains finds it draining here too.
       set_state(peer_state::draining, reason);
+      send_msg(peer_disconnect{reason, true});
     } else if (s == peer_state::connecting) {
       close_for_good(peer_state::stopped, reason + " (no session)");
     }

@@ -27,9 +27,9 @@ struct sft_outcome {
 /// The error message of a training stopped by SIGINT or SIGTERM (checkpointed; resumable).
 inline constexpr const char* sft_interrupted_note = "sft interrupted";
 
-/// Trains on the passing candidates of `corpus_db` (a replay.sqlite; none when empty) and sft.jsonl's; writes STAGE_DIR/metrics.jsonl (one
-/// line per step), STAGE_DIR/sft_sources.json (the normalised sources it trained on, for the novelty
-/// measure) and the model.
+/// Trains on the passing candidates of `corpus_db` (a replay.sqlite; none when empty) and sft.jsonl's;
+/// writes STAGE_DIR/metrics.jsonl (one line per step), STAGE_DIR/sft_sources.json (the normalised sources it
+/// trained on, for the novelty measure) and the model.
 expected<sft_outcome> run_sft_training(const runtime::config& cfg, const std::string& stage_dir,
                                        const std::string& corpus_db);
 

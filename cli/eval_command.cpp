@@ -17,13 +17,14 @@ namespace crucible::cli {
 
 namespace {
 
-// --task from the suite, or --kernelbench's problem file as a task of its own.
-expected<task_spec> find_task(const eval_args& args, const runtime::config& cfg) {
+// --task from the suite, or --kernelbench's problem file as a task of its own, read on `device` (< 0: the CPU).
+expected<task_spec> find_task(const eval_args& args, const runtime::config& cfg, int device) {
   if (!args.kernelbench.empty()) {
 #ifdef CRUCIBLE_WITH_PYTHON
     const std::string stem = std::filesystem::path(args.kernelbench).stem().string();
-    return kernels::kernelbench_task(args.kernelbench, stem);
+    return kernels::kernelbench_task(args.kernelbench, stem, device);
 #else
+    (void)device;
     return make_error(
         "--kernelbench: this build has no KernelBench support (it needs python3-dev, "
         "pybind11-dev and python3-torch at configure time)");
@@ -51,7 +52,9 @@ int eval_command(const eval_args& args) {
     std::cerr << "crucible eval: " << cfg.message() << "\n";
     return 2;
   }
-  auto found = find_task(args, *cfg);
+  const int device =
+      cuda ? (args.device >= 0 ? args.device : static_cast<int>(cfg->cuda.devices.front())) : -1;
+  auto found = find_task(args, *cfg, device);
   if (!found) {
     std::cerr << "crucible eval: " << found.message() << "\n";
     return 2;
@@ -67,7 +70,7 @@ int eval_command(const eval_args& args) {
 
   // An empty compiler.cache_dir means the user's cache (kernels::default_cache_dir).
   auto ec = actors::evaluation_config_of(*cfg);
-  if (cuda) ec.worker.device = args.device >= 0 ? args.device : static_cast<int>(cfg->cuda.devices.front());
+  if (cuda) ec.worker.device = device;
   auto result = kernels::evaluate_source(*task, source.str(), ec);
   if (args.json) {
     std::cout << kernels::evaluation_json(result) << std::endl;

@@ -58,8 +58,9 @@ expected<std::vector<kernels::published_kernel>> read_input(const rejudge_args& 
   return kernels::read_cuda_l1_jsonl(args.input, args.level);
 }
 
+// `device`: where the problem is read (< 0: the CPU); the evaluation's target is ec's.
 kernels::rejudged_kernel rejudge_one(const kernels::published_kernel& k, const kernels::evaluation_config& ec,
-                                     kernels::bench_runner& runner) {
+                                     kernels::bench_runner& runner, int device) {
   kernels::rejudged_kernel row;
   row.level = k.level;
   row.id = k.id;
@@ -73,7 +74,7 @@ kernels::rejudged_kernel rejudge_one(const kernels::published_kernel& k, const k
     return row;
   }
   row.features = kernels::code_features(k.candidate_source);
-  auto task = kernels::kernelbench_task_from_source(k.name + ".py", k.problem_source, k.name);
+  auto task = kernels::kernelbench_task_from_source(k.name + ".py", k.problem_source, k.name, device);
   if (!task) {
     row.status = kernels::rejudge_status::problem_error;
     row.outcome = wire_name(row.status);
@@ -239,7 +240,7 @@ int rejudge_command(const rejudge_args& args) {
   for (size_t i = 0; i < list.size(); ++i) {
     const auto t0 = std::chrono::steady_clock::now();
     progress.at(i, list[i].name);
-    rows.push_back(rejudge_one(list[i], ec, runner));
+    rows.push_back(rejudge_one(list[i], ec, runner, cuda ? ec.worker.device : -1));
     progress.erase();
     auto& r = rows.back();
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -113,17 +113,39 @@ bool same_values(const at::Tensor& a, const at::Tensor& b) {
 
 }  // namespace
 
-expected<task_spec> kernelbench_task(const std::string& path, const std::string& name) {
+expected<task_spec> kernelbench_task(const std::string& path, const std::string& name, int device) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return make_error(path + ": no such file");
   std::string source((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return kernelbench_task_from_source(path, source, name);
+  return kernelbench_task_from_source(path, source, name, device);
 }
 
+namespace {
+
+// Gives the device memory a description took back to the device (the caching allocator keeps it otherwise,
+// and the worker that evaluates next on the device would see less free memory and run fewer input sets).
+struct device_memory_returned {
+  int device;
+  ~device_memory_returned() {
+    if (device < 0) return;
+    try {
+      py::module_::import("gc").attr("collect")();
+      py::module_::import("torch").attr("cuda").attr("empty_cache")();
+    } catch (const std::exception&) {
+    }
+  }
+};
+
+}  // namespace
+
 expected<task_spec> kernelbench_task_from_source(const std::string& file_name, const std::string& source,
-                                                 const std::string& name) {
+                                                 const std::string& name, int device) {
+  device_memory_returned returned{device};  // destroyed last: after the module and reference are
   auto m = kernelbench_module::from_source(file_name, source);
   if (!m) return m.err();
+  // Built on the device first, so that get_inputs() draws there too.
+  if (device >= 0)
+    if (auto st = m->instantiate(kernelbench_model_seed, torch_device(device)); !st) return st.err();
   auto inputs = m->input_info(0);
   if (!inputs) return inputs.err();
   const auto names = m->forward_parameters();
@@ -147,7 +169,7 @@ expected<task_spec> kernelbench_task_from_source(const std::string& file_name, c
   t.targets = {"cpu", "cuda"};
   t.module = source;
   // The output must be one tensor of a dtype the ABI carries: checked now, not at the first evaluation.
-  auto ref = kernelbench_reference::create(t);
+  auto ref = kernelbench_reference::create(t, device);
   if (!ref) return ref.err();
   return t;
 }

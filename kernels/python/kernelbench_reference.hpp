@@ -26,11 +26,12 @@ constexpr double kernelbench_tolerance = 1e-2;
 /// docstring, inputs as get_inputs() draws them at seed 0 (named after forward()'s parameters), the
 /// tolerances above, targets cpu and cuda, and the file's source as task.module. An error naming the file
 /// when it does not load, draws a non-tensor input, or its forward pass fails.
-expected<task_spec> kernelbench_task(const std::string& path, const std::string& name);
+expected<task_spec> kernelbench_task(const std::string& path, const std::string& name, int device = -1);
 /// The same from a problem's text (a published record carries its problem inline); `file_name` names it in
-/// errors and tracebacks.
+/// errors and tracebacks. With `device` >= 0 the problem is read on that CUDA device (drawn and run there,
+/// its memory given back to the device after): today's KernelBench inputs take minutes on the CPU.
 expected<task_spec> kernelbench_task_from_source(const std::string& file_name, const std::string& source,
-                                                 const std::string& name);
+                                                 const std::string& name, int device = -1);
 
 /// The reference of a task whose module is set, on the CPU (device < 0) or a CUDA device. Input values:
 /// `nominal` is get_inputs() under torch.manual_seed(seed); `heavy_tailed` multiplies each floating input by

@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include <ATen/ATen.h>
+#include <c10/cuda/CUDACachingAllocator.h>
 
 #include "kernels/abi/host_tensor.hpp"
 #include "kernels/python/kernelbench_reference.hpp"
@@ -103,6 +104,30 @@ TEST_F(KernelBenchCuda, TheReferenceDrawsOnTheDeviceReproduciblyInTheSeed) {
     EXPECT_GE((h1.abs() - a.abs()).min().item<float>(), 0.0f);
     EXPECT_GT((h1.abs() > 10 * a.abs()).sum().item<int64_t>(), 0);
   }
+}
+
+// `crucible rejudge` and `eval` read a problem on the device they evaluate on (today's KernelBench inputs
+// took minutes on the CPU): the same task as read on the CPU, and the device memory given back after.
+TEST_F(KernelBenchCuda, AProblemReadOnTheDeviceIsTheProblemReadOnTheCpu) {
+  const std::string path = data + "/KernelBench/level2/7_Linear_gelu.py";
+  auto on_cpu = kernelbench_task(path, "kb2_7_Linear_gelu");
+  ASSERT_TRUE(on_cpu) << on_cpu.message();
+  namespace alloc = c10::cuda::CUDACachingAllocator;
+  (void)at::zeros({1}, at::TensorOptions().device(at::kCUDA, 0));
+  alloc::emptyCache();
+  auto reserved = [] { return alloc::getDeviceStats(0).reserved_bytes[0].current; };
+  const auto before = reserved();
+  auto on_device = kernelbench_task(path, "kb2_7_Linear_gelu", 0);
+  ASSERT_TRUE(on_device) << on_device.message();
+  EXPECT_LE(reserved(), before) << "reading the problem kept device memory";
+  ASSERT_EQ(on_device->inputs.size(), on_cpu->inputs.size());
+  for (size_t i = 0; i < on_cpu->inputs.size(); ++i) {
+    EXPECT_EQ(on_device->inputs[i].name, on_cpu->inputs[i].name);
+    EXPECT_EQ(on_device->inputs[i].shape, on_cpu->inputs[i].shape);
+    EXPECT_EQ(on_device->inputs[i].dtype, on_cpu->inputs[i].dtype);
+  }
+  EXPECT_EQ(on_device->description, on_cpu->description);
+  EXPECT_EQ(on_device->module, on_cpu->module);
 }
 
 // The A/A run's unit: the problem's own Model as the candidate passes, near 1x.

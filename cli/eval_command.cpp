@@ -17,7 +17,8 @@ namespace crucible::cli {
 
 namespace {
 
-// --task from the suite, or --kernelbench's problem file as a task of its own, read on `device` (< 0: the CPU).
+// --task from the suite, or --kernelbench's problem file as a task of its own, read on `device` (< 0: the
+// CPU).
 expected<task_spec> find_task(const eval_args& args, const runtime::config& cfg, int device) {
   if (!args.kernelbench.empty()) {
 #ifdef CRUCIBLE_WITH_PYTHON

@@ -87,6 +87,7 @@ struct worker_client::impl {
   std::string path;        // the executable, once found
   std::string start_note;  // how the current worker's start went, said with its first result
   std::string ready_note;  // what the worker said of its start in "ready"
+  bool modules = false;    // the last request was a KernelBench module: the next worker imports torch ahead
 
   status spawn(bool standby, worker_process& out) {
     if (path.empty()) {
@@ -110,6 +111,7 @@ struct worker_client::impl {
     spec.argv = {path};
     if (opt.device >= 0) spec.argv.insert(spec.argv.end(), {"--device", std::to_string(opt.device)});
     if (standby) spec.argv.push_back("--standby");
+    if (modules) spec.argv.push_back("--warm-python");
     spec.fds = {{0, -1}, {1, log}, {2, log}, {3, req[0]}, {4, resp[1]}};
     spec.limits.memory_mb = opt.memory_mb;
     spec.limits.isolate_network = true;  // candidates have no business on the network
@@ -267,6 +269,7 @@ bench_result worker_client::evaluate(const eval_request& request) {
   };
   try {
     auto& w = *impl_;
+    w.modules = !request.task.module.empty();
     if (w.pid <= 0) {
       // A second try: a worker killed while it was loading is the machine's problem, not the candidate's.
       status started = w.start();

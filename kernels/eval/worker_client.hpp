@@ -3,8 +3,9 @@
 // travel as msgpack envelopes over a pair of pipes (not stdout, which candidates may write to). The worker
 // is started lazily; if it crashes, hangs past the deadline or is killed, the call returns a bench_result
 // saying so (status crash or timeout) and the next call starts a fresh worker.
-// With `standby`, a second worker is kept started (LibTorch loaded, the device bound) for the next fresh
-// start, so a re-measurement in a fresh worker does not wait for one to load.
+// With `standby`, a second worker is kept started (LibTorch loaded, the device bound; after a KernelBench
+// request, Python started and torch imported) for the next fresh start, so a re-measurement in a fresh
+// worker, or the next KernelBench candidate (each gets a fresh interpreter), does not wait for one to load.
 // The worker runs in its own process group (a kill takes the candidates' children too), under RLIMIT_AS,
 // without network where the OS allows, and gets SIGKILL when the thread that started it exits
 // (PR_SET_PDEATHSIG): start and use a client from a long-lived thread.

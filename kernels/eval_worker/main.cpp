@@ -18,6 +18,9 @@
 
 #include "kernels/eval/frame_io.hpp"
 #include "kernels/eval_worker/candidate_evaluator.hpp"
+#ifdef CRUCIBLE_WITH_PYTHON
+#include "kernels/python/kernelbench_reference.hpp"
+#endif
 #ifdef CRUCIBLE_WITH_CUDA
 #include "kernels/eval_worker/cuda/cuda_evaluator.hpp"
 #endif
@@ -28,12 +31,14 @@ namespace {
 constexpr const char* worker_name = "eval_worker";
 
 int usage() {
-  std::fprintf(stderr,
-               "usage: crucible-eval-worker [--in-fd N] [--out-fd N] [--device N] [--standby]\n"
-               "Speaks length-prefixed msgpack envelopes: eval_request in (default fd 3), bench_result out "
-               "(default fd 4). --device: the CUDA device for target cuda requests (builds with "
-               "CRUCIBLE_CUDA). --standby: started ahead, beside a worker that measures (the client's "
-               "standby). Started by the benchmarker's worker client, not by hand.\n");
+  std::fprintf(
+      stderr,
+      "usage: crucible-eval-worker [--in-fd N] [--out-fd N] [--device N] [--standby] [--warm-python]\n"
+      "Speaks length-prefixed msgpack envelopes: eval_request in (default fd 3), bench_result out "
+      "(default fd 4). --device: the CUDA device for target cuda requests (builds with "
+      "CRUCIBLE_CUDA). --standby: started ahead, beside a worker that measures (the client's "
+      "standby). --warm-python: start Python and import torch before ready (the request will be a "
+      "KernelBench module). Started by the benchmarker's worker client, not by hand.\n");
   return 2;
 }
 
@@ -63,7 +68,7 @@ crucible::bench_result error_result(const std::string& message) {
 int main(int argc, char** argv) {
   const auto t_main = std::chrono::steady_clock::now();
   int in_fd = 3, out_fd = 4, device = -1;
-  bool standby = false;
+  bool standby = false, warm_python = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if ((a == "--in-fd" || a == "--out-fd") && i + 1 < argc) {
@@ -72,6 +77,8 @@ int main(int argc, char** argv) {
       device = std::atoi(argv[++i]);
     } else if (a == "--standby") {
       standby = true;
+    } else if (a == "--warm-python") {
+      warm_python = true;
     } else {
       return usage();
     }
@@ -123,11 +130,23 @@ int main(int argc, char** argv) {
   const char* late = std::getenv("CRUCIBLE_STANDBY_BIND");
   if (device >= 0 && !(standby && late && std::string(late) == "request")) bind();
 #endif
+  // Python's start and torch's imports (seconds) before ready too, where the client expects a module.
+  std::string python_note;
+#ifdef CRUCIBLE_WITH_PYTHON
+  if (warm_python) {
+    const auto t0 = std::chrono::steady_clock::now();
+    auto warmed = crucible::kernels::warm_kernelbench_python();
+    python_note = warmed ? ", Python and torch imported in " + fmt_ms(ms_since(t0))
+                         : ", Python not warmed (" + warmed.message() + ")";
+  }
+#else
+  (void)warm_python;
+#endif
   ready.notes.push_back(
       "ready " + fmt_ms(ms_since(t_main)) + " after main" +
       (bind_ms >= 0 ? ", of which binding the device " + fmt_ms(bind_ms) + " (" + bind_parts + ")"
                     : std::string()) +
-      (standby && bind_ms < 0 ? "; a standby: the device is bound at the first request" : ""));
+      python_note + (standby && bind_ms < 0 ? "; a standby: the device is bound at the first request" : ""));
   bind_ms = -1;
   if (!reply(out_fd, ready)) return 4;
   for (;;) {

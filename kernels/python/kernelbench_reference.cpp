@@ -13,6 +13,7 @@
 #include <pybind11/stl.h>
 #include <torch/csrc/utils/pybind.h>
 
+#include "kernels/python/embedded_python.hpp"
 #include "kernels/python/kernelbench_cost.hpp"
 #include "kernels/python/kernelbench_module.hpp"
 #include "kernels/python/kernelbench_module_impl.hpp"
@@ -112,6 +113,16 @@ bool same_values(const at::Tensor& a, const at::Tensor& b) {
 }
 
 }  // namespace
+
+status warm_kernelbench_python() {
+  if (auto st = start_python(); !st) return st;
+  try {
+    watch_module();
+  } catch (const std::exception& e) {
+    return make_error(std::string("Python's helpers: ") + e.what());
+  }
+  return {};
+}
 
 expected<task_spec> kernelbench_task(const std::string& path, const std::string& name, int device) {
   std::ifstream in(path, std::ios::binary);

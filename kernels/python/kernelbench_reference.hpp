@@ -33,6 +33,12 @@ expected<task_spec> kernelbench_task(const std::string& path, const std::string&
 expected<task_spec> kernelbench_task_from_source(const std::string& file_name, const std::string& source,
                                                  const std::string& name, int device = -1);
 
+/// Starts the interpreter and imports what every KernelBench evaluation imports before a module runs
+/// (torch, and torch._dynamo and Triton where they exist, which rebind torch's functions on import): a
+/// worker started ahead of its request pays it there, not in the evaluation. What a module's evaluation then
+/// finds is the same interpreter state it would have built itself.
+status warm_kernelbench_python();
+
 /// The reference of a task whose module is set, on the CPU (device < 0) or a CUDA device. Input values:
 /// `nominal` is get_inputs() under torch.manual_seed(seed); `heavy_tailed` multiplies each floating input by
 /// 1 + |t| (t Student-t with 2 degrees of freedom, clipped to 1e3, drawn from the seed), so signs and zeros

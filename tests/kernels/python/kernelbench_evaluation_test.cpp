@@ -2,6 +2,7 @@
 // as the reference in the worker, ModelNew in crucible-kernelbench-host, sealed. Problems and candidates
 // are files written for these tests (tests/data/kernelbench).
 #include <algorithm>
+#include <cstdio>
 
 #include <gtest/gtest.h>
 
@@ -99,6 +100,32 @@ TEST(KernelBenchEvaluation, ACorrectModuleIsMeasuredAgainstTheReference) {
   EXPECT_TRUE(std::any_of(e.bench.notes.begin(), e.bench.notes.end(), [](const std::string& n) {
     return n.find("the module reads 1 of 1 inputs whole") != std::string::npos;
   })) << describe(e);
+}
+
+// After a KernelBench request, the standby that takes over next (on the CUDA target the next candidate's:
+// each gets a fresh interpreter; here, after the worker is retired) started Python and imported torch while
+// it waited, and says so; the candidate is judged as by a cold worker.
+TEST(KernelBenchEvaluation, TheNextCandidatesStandbyHasImportedTorchAhead) {
+  auto config = test::test_config();
+  config.worker.standby = true;
+  bench_runner runner(config.worker, config.runner);
+  const std::string source = test::read_text(data + "/candidates/scaled_relu_correct.py");
+  auto start_note = [](const evaluation& e) {
+    for (const auto& n : e.bench.notes)
+      if (n.rfind("worker: ", 0) == 0) return n;
+    return std::string();
+  };
+  auto first = evaluate_source(scaled_relu(), source, config, &runner);
+  ASSERT_EQ(first.judged.outcome, "pass") << describe(first);
+  ASSERT_GT(runner.worker().standby_pid(), 0);
+  runner.worker().restart();
+  auto second = evaluate_source(scaled_relu(), source, config, &runner);
+  ASSERT_EQ(second.judged.outcome, "pass") << describe(second);
+  const std::string note = start_note(second);
+  std::printf("%s\n", note.c_str());
+  EXPECT_NE(note.find("worker: a standby"), std::string::npos) << note;
+  EXPECT_NE(note.find("Python and torch imported in"), std::string::npos) << note;
+  EXPECT_NE(second.bench.worker, first.bench.worker);
 }
 
 TEST(KernelBenchEvaluation, AWrongModuleIsIncorrect) {

@@ -56,8 +56,9 @@ rejudge_summary summarize_rejudged(const std::vector<rejudged_kernel>& rows) {
   rejudge_summary s;
   s.kernels = rows.size();
   std::vector<std::optional<double>> claimed, verified, vs_graph, vs_compile, vs_compile_ro;
-  std::vector<double> aa;
+  std::vector<double> aa, seconds;
   for (const auto& r : rows) {
+    if (r.status != rejudge_status::no_candidate && r.seconds > 0) seconds.push_back(r.seconds);
     if (r.status != rejudge_status::no_candidate) ++s.with_candidate;
     if (r.status == rejudge_status::judged) ++s.judged;
     ++s.outcomes[r.outcome];
@@ -87,6 +88,11 @@ rejudge_summary summarize_rejudged(const std::vector<rejudged_kernel>& rows) {
       s.aa_max_abs = std::max(s.aa_max_abs, std::abs(x - 1));
     }
     s.aa_sd = cv(aa) * mean(aa);
+  }
+  if (!seconds.empty()) {
+    for (double x : seconds) s.seconds_total += x;
+    s.seconds_median = median(seconds);
+    s.per_minute = 60.0 * static_cast<double>(seconds.size()) / s.seconds_total;
   }
   return s;
 }
@@ -133,7 +139,8 @@ std::string rejudge_json(const rejudge_header& h, const std::vector<rejudged_ker
       {"verified_vs_compile", speedup_summary_json(s.verified_vs_compile)},
       {"verified_vs_compile_reduce_overhead", speedup_summary_json(s.verified_vs_compile_ro)},
       {"claimed_wins", s.claimed_wins},
-      {"surviving_wins", s.surviving_wins}};
+      {"surviving_wins", s.surviving_wins},
+      {"seconds", {{"total", s.seconds_total}, {"median", s.seconds_median}, {"per_minute", s.per_minute}}}};
   if (h.self_check)
     summary["aa"] = {
         {"mean_abs_deviation", s.aa_mean_abs}, {"max_abs_deviation", s.aa_max_abs}, {"sd", s.aa_sd}};
@@ -213,6 +220,9 @@ std::string rejudge_markdown(const rejudge_header& h, const std::vector<rejudged
     md += "A/A over " + std::to_string(s.verified.correct) + " passing kernels: mean |speedup - 1| " +
           fmt("%.4f", s.aa_mean_abs) + ", largest " + fmt("%.4f", s.aa_max_abs) + ", standard deviation " +
           fmt("%.4f", s.aa_sd) + ".\n";
+  if (s.per_minute > 0)
+    md += "\nWall time: " + fmt("%.1f", s.seconds_total) + " s, median " + fmt("%.1f", s.seconds_median) +
+          " s a kernel, " + fmt("%.2f", s.per_minute) + " evaluations per minute.\n";
   return md;
 }
 

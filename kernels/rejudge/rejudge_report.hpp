@@ -49,6 +49,9 @@ struct rejudge_summary {
   /// Each problem's Model as its own candidate (A/A): over the kernels that pass, the mean and largest
   /// |speedup - 1| and the speedups' sample standard deviation.
   double aa_mean_abs = 0, aa_max_abs = 0, aa_sd = 0;
+  /// Wall time per kernel that had a candidate (problem read, worker, protocol, baselines): the sum, the
+  /// median and evaluations per minute of it (0 where none was timed).
+  double seconds_total = 0, seconds_median = 0, per_minute = 0;
 };
 
 rejudge_summary summarize_rejudged(const std::vector<rejudged_kernel>& rows);

@@ -76,6 +76,26 @@ TEST(RejudgeReport, JsonParsesBackAndMarkdownHasARowPerKernel) {
   EXPECT_NE(rejudge_markdown(h, rows, s).find("A/A over 2 passing kernels"), std::string::npos);
 }
 
+// How fast the judge went: wall time over the kernels that had a candidate, as evaluations per minute (the
+// figure set beside KernelBench's harness).
+TEST(RejudgeReport, SaysHowManyEvaluationsAMinuteTheRunMade) {
+  auto rows = sample();
+  const double secs[] = {10, 20, 30, 60, 0};  // the last has no candidate: never timed
+  for (size_t i = 0; i < rows.size(); ++i) rows[i].seconds = secs[i];
+  auto s = summarize_rejudged(rows);
+  EXPECT_DOUBLE_EQ(s.seconds_total, 120);
+  EXPECT_DOUBLE_EQ(s.seconds_median, 25);
+  EXPECT_DOUBLE_EQ(s.per_minute, 2);
+  rejudge_header h{"h100.json", "cuda", "a test GPU", false};
+  auto j = nlohmann::json::parse(rejudge_json(h, rows, s));
+  EXPECT_DOUBLE_EQ(j["summary"]["seconds"]["per_minute"].get<double>(), 2);
+  const std::string md = rejudge_markdown(h, rows, s);
+  EXPECT_NE(md.find("Wall time: 120.0 s, median 25.0 s a kernel, 2.00 evaluations per minute."),
+            std::string::npos)
+      << md;
+  EXPECT_EQ(rejudge_markdown(h, sample(), summarize_rejudged(sample())).find("Wall time"), std::string::npos);
+}
+
 // A run under way writes the same report after every kernel, marked partial until the last one.
 TEST(RejudgeReport, APartialReportSaysHowFarItGot) {
   auto rows = sample();

@@ -94,19 +94,15 @@ def markdown(rows, s, device=""):
            f"{' on ' + device if device else ''}; {s['both_with_a_speedup']} with a speedup from both.\n\n")
     if s["crucible"]:
         if s["aa"]:
-            md += "| over the same kernels | mean \\|speedup - 1\\| | largest | sd | mean | evaluations per minute | median s |\n"
-            md += "|---|---|---|---|---|---|---|\n"
-            for who, st, p in (("Crucible", s["crucible"], s["crucible_pace"]),
-                               ("KernelBench harness", s["harness"], s["harness_pace"])):
-                md += (f"| {who} | {st['mean_abs_dev']:.4f} | {st['max_abs_dev']:.4f} | {st['sd']:.4f} | "
-                       f"{st['mean']:.4f} | {fmt(p.get('per_minute'), '%.2f')} | {fmt(p.get('median_s'), '%.1f')} |\n")
+            head = "| over the same kernels | mean \\|speedup - 1\\| | largest | sd | mean |"
+            cells = lambda st: f"{st['mean_abs_dev']:.4f} | {st['max_abs_dev']:.4f} | {st['sd']:.4f} | {st['mean']:.4f}"
         else:
-            md += "| over the same kernels | mean | median | geomean | evaluations per minute | median s |\n"
-            md += "|---|---|---|---|---|---|\n"
-            for who, st, p in (("Crucible", s["crucible"], s["crucible_pace"]),
-                               ("KernelBench harness", s["harness"], s["harness_pace"])):
-                md += (f"| {who} | {st['mean']:.3f}x | {st['median']:.3f}x | {st['geomean']:.3f}x | "
-                       f"{fmt(p.get('per_minute'), '%.2f')} | {fmt(p.get('median_s'), '%.1f')} |\n")
+            head = "| over the same kernels | mean | median | geomean |"
+            cells = lambda st: f"{st['mean']:.3f}x | {st['median']:.3f}x | {st['geomean']:.3f}x"
+        md += head + " evaluations per minute | median s |\n|" + "---|" * (head.replace("\\|", "").count("|") + 1) + "\n"
+        for who, st, p in (("Crucible", s["crucible"], s["crucible_pace"]),
+                           ("KernelBench harness", s["harness"], s["harness_pace"])):
+            md += f"| {who} | {cells(st)} | {fmt(p.get('per_minute'), '%.2f')} | {fmt(p.get('median_s'), '%.1f')} |\n"
     return md
 
 

@@ -80,6 +80,7 @@ struct rejudge_args {
   std::string target = "cpu";
   int device = -1;  ///< CUDA device; -1: the config's cuda.devices[0]
   std::string json_path, markdown_path;
+  bool resume = false;         ///< --resume: keep the kernels --json's report already has, judge the rest
   std::string sft_jsonl_path;  ///< the kernels that pass, as sft.jsonl lines (named as training names tasks)
   std::string config_path;
   std::vector<std::string> overrides;

@@ -78,6 +78,10 @@ int main(int argc, char** argv) {
   rj->add_option("--device", rejudge.device, "CUDA device (default: the config's cuda.devices[0])");
   rj->add_option("--json", rejudge.json_path, "write the table and summary as JSON to this file");
   rj->add_option("--markdown", rejudge.markdown_path, "write them as Markdown to this file (also on stdout)");
+  rj->add_flag(
+      "--resume", rejudge.resume,
+      "go on from --json's report (a run cut short, or one spread over several sessions): its kernels "
+      "are kept, the rest judged");
   rj->add_option("--sft-jsonl", rejudge.sft_jsonl_path,
                  "write the kernels that pass as the sft stage's corpus (sft.jsonl: task, code, speedup)");
   rj->add_option("--config", rejudge.config_path, "config for compiler.* and benchmark.* settings");

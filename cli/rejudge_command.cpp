@@ -213,6 +213,25 @@ int rejudge_command(const rejudge_args& args) {
   h.device = cuda ? kernels::python_cuda_device_name(ec.worker.device) : cpu_model();
   h.self_check = args.self_check;
   h.planned = list.size();
+  // --resume: the kernels the report already has are kept, not judged again.
+  std::map<std::pair<int, int>, kernels::rejudged_kernel> kept;
+  if (args.resume) {
+    if (args.json_path.empty()) {
+      std::cerr << "crucible rejudge: --resume needs --json FILE, the report it goes on from\n";
+      return 2;
+    }
+    std::ifstream in(args.json_path, std::ios::binary);
+    if (in) {
+      std::ostringstream text;
+      text << in.rdbuf();
+      auto got = kernels::read_rejudged_kernels(text.str(), h);
+      if (!got) {
+        std::cerr << "crucible rejudge: --resume: " << args.json_path << ": " << got.message() << "\n";
+        return 2;
+      }
+      for (auto& r : *got) kept[{r.level, r.id}] = std::move(r);
+    }
+  }
   std::vector<kernels::rejudged_kernel> rows;
   // The files are rewritten after every kernel: a run cut short (a time limit, a lost machine) keeps what it
   // measured. The same report, marked partial until the last kernel.
@@ -238,6 +257,12 @@ int rejudge_command(const rejudge_args& args) {
   };
   runtime::item_progress progress(args.self_check ? "A/A" : "re-judging", list.size(), "kernel");
   for (size_t i = 0; i < list.size(); ++i) {
+    if (auto k = kept.find({list[i].level, list[i].id}); k != kept.end()) {
+      rows.push_back(k->second);
+      std::fprintf(stderr, "[%zu/%zu] %s: %s (kept from %s)\n", i + 1, list.size(), list[i].name.c_str(),
+                   k->second.outcome.c_str(), args.json_path.c_str());
+      continue;
+    }
     const auto t0 = std::chrono::steady_clock::now();
     progress.at(i, list[i].name);
     rows.push_back(rejudge_one(list[i], ec, runner, cuda ? ec.worker.device : -1));

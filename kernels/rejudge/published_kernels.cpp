@@ -57,6 +57,15 @@ const char* wire_name(code_feature f) {
   return "?";
 }
 
+bool code_feature_named(const std::string& name, code_feature* out) {
+  for (const auto& [k, n] : feature_names)
+    if (name == n) {
+      *out = k;
+      return true;
+    }
+  return false;
+}
+
 std::vector<code_feature> code_features(const std::string& s) {
   static const std::regex global(R"(__global__)");
   static const std::regex inline_ext(R"(\bload_inline\s*\()");

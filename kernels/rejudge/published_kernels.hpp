@@ -15,6 +15,8 @@ namespace crucible::kernels {
 /// What a published candidate's source contains.
 enum class code_feature { cuda_kernel, load_inline, triton, try_except };
 const char* wire_name(code_feature f);
+/// The feature wire_name() names; false for a name it does not know.
+bool code_feature_named(const std::string& name, code_feature* out);
 std::vector<code_feature> code_features(const std::string& python_source);
 
 struct published_kernel {

@@ -97,6 +97,64 @@ rejudge_summary summarize_rejudged(const std::vector<rejudged_kernel>& rows) {
   return s;
 }
 
+expected<std::vector<rejudged_kernel>> read_rejudged_kernels(const std::string& json_text,
+                                                             const rejudge_header& h) {
+  try {
+    const auto j = nlohmann::json::parse(json_text);
+    const std::pair<const char*, nlohmann::json> same[] = {
+        {"source", h.source}, {"target", h.target}, {"self_check", h.self_check}};
+    for (const auto& [key, want] : same)
+      if (j.at(key) != want)
+        return make_error(std::string("it is another run's report: its ") + key + " is " + j.at(key).dump() +
+                          ", this run's " + want.dump());
+    std::vector<rejudged_kernel> rows;
+    for (const auto& k : j.at("kernels")) {
+      rejudged_kernel r;
+      r.level = k.at("level").get<int>();
+      r.id = k.at("task_id").get<int>();
+      r.name = k.at("task").get<std::string>();
+      r.origin = k.at("origin").get<std::string>();
+      for (const auto& [baseline, x] : k.at("claimed").items())
+        r.claimed.emplace_back(baseline, x.get<double>());
+      for (const auto& [baseline, x] : r.claimed)
+        if (baseline == "eager") r.claimed_vs_eager = x;
+      const auto status = k.at("status").get<std::string>();
+      bool known = false;
+      for (auto st : {rejudge_status::judged, rejudge_status::no_candidate, rejudge_status::problem_error})
+        if (status == wire_name(st)) {
+          r.status = st;
+          known = true;
+        }
+      if (!known) return make_error("kernel " + r.name + ": unknown status '" + status + "'");
+      r.outcome = k.at("outcome").get<std::string>();
+      r.speedup = k.at("speedup_vs_eager").get<double>();
+      r.speedup_vs_graph = k.at("speedup_vs_graph").get<double>();
+      r.speedup_vs_compile = k.at("speedup_vs_compile").get<double>();
+      r.speedup_vs_compile_ro = k.at("speedup_vs_compile_reduce_overhead").get<double>();
+      r.eager_ms = k.at("eager_ms").get<double>();
+      r.candidate_ms = k.at("candidate_ms").get<double>();
+      r.graph_ms = k.at("graph_ms").get<double>();
+      r.compile_ms = k.at("compile_ms").get<double>();
+      r.compile_ro_ms = k.at("compile_reduce_overhead_ms").get<double>();
+      r.flags = k.at("flags").get<std::vector<std::string>>();
+      for (const auto& name : k.at("code").get<std::vector<std::string>>()) {
+        code_feature f;
+        if (!code_feature_named(name, &f))
+          return make_error("kernel " + r.name + ": unknown code '" + name + "'");
+        r.features.push_back(f);
+      }
+      r.error = k.at("error").get<std::string>();
+      r.peak_fraction = k.at("peak_fraction").get<double>();
+      r.seconds = k.at("seconds").get<double>();
+      r.notes = k.at("notes").get<std::vector<std::string>>();
+      rows.push_back(std::move(r));
+    }
+    return rows;
+  } catch (const std::exception& e) {
+    return make_error(std::string("not a report of crucible rejudge: ") + e.what());
+  }
+}
+
 std::string rejudge_json(const rejudge_header& h, const std::vector<rejudged_kernel>& rows,
                          const rejudge_summary& s) {
   nlohmann::json kernels = nlohmann::json::array();

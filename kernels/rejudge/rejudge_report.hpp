@@ -64,6 +64,12 @@ struct rejudge_header {
   size_t planned = 0;       ///< kernels to judge; more than the rows while the run is under way (0: as many)
 };
 
+/// The kernels of a report rejudge_json() wrote (a finished or a partial one), for a run that goes on where
+/// it stopped; an error when the text is not such a report or `h` is another run's (source, target or A/A
+/// differ), saying which.
+expected<std::vector<rejudged_kernel>> read_rejudged_kernels(const std::string& json_text,
+                                                             const rejudge_header& h);
+
 std::string rejudge_json(const rejudge_header& h, const std::vector<rejudged_kernel>& rows,
                          const rejudge_summary& s);
 std::string rejudge_markdown(const rejudge_header& h, const std::vector<rejudged_kernel>& rows,

@@ -117,6 +117,49 @@ TEST(RejudgeCommand, KernelsThatPassBecomeTheSftCorpusNamedAsTrainingNamesTasks)
   fs::remove_all(dir);
 }
 
+// A run spread over several sessions (or cut short): --resume keeps the kernels --json's report has and
+// judges the rest into the same report; another run's report is refused, not mixed in.
+TEST(RejudgeCommand, ResumeKeepsWhatTheReportHasAndJudgesTheRest) {
+  const fs::path dir = fs::temp_directory_path() / ("crucible-rejudge-resume-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string release = (dir / "release.json").string(), report = (dir / "out.json").string();
+  {
+    std::ofstream out(release);
+    out << record(1, "scaled_relu_correct.py", 1.3).dump() << "\n"
+        << record(2, "scaled_relu_in_place.py", 1.18).dump() << "\n"
+        << record(3, "", 0).dump() << "\n";
+  }
+  auto first = run("rejudge " + release + " --ids 1 --json " + report + quick);
+  if (first.out.find("no KernelBench support") != std::string::npos) GTEST_SKIP() << "built without Python";
+  ASSERT_EQ(first.exit_code, 0) << first.out;
+  const auto before = nlohmann::json::parse(text_of(report));
+  ASSERT_EQ(before["kernels"].size(), 1u);
+
+  auto rest = run("rejudge " + release + " --resume --json " + report + quick);
+  ASSERT_EQ(rest.exit_code, 0) << rest.out;
+  EXPECT_NE(rest.out.find("[1/3] kb1_1: pass (kept from " + report + ")"), std::string::npos) << rest.out;
+  EXPECT_NE(rest.out.find("[2/3] kb1_2: hack input_mutated"), std::string::npos) << rest.out;
+  const auto after = nlohmann::json::parse(text_of(report));
+  ASSERT_EQ(after["kernels"].size(), 3u);
+  EXPECT_FALSE(after["partial"].get<bool>());
+  EXPECT_EQ(after["kernels"][0], before["kernels"][0]) << "a kept kernel is the report's, not measured again";
+  EXPECT_EQ(after["kernels"][1]["outcome"], "hack");
+  EXPECT_EQ(after["summary"]["kernels"], 3);
+
+  auto other = run("rejudge --aa --kernelbench " + data + " --level 1 --resume --json " + report + quick);
+  EXPECT_EQ(other.exit_code, 2) << other.out;
+  EXPECT_NE(other.out.find("another run's report"), std::string::npos) << other.out;
+  {
+    std::ofstream out(dir / "broken.json");
+    out << "{\"kernels\": [";
+  }
+  auto broken = run("rejudge " + release + " --resume --json " + (dir / "broken.json").string() + quick);
+  EXPECT_EQ(broken.exit_code, 2) << broken.out;
+  EXPECT_NE(broken.out.find("not a report of crucible rejudge"), std::string::npos) << broken.out;
+  EXPECT_EQ(run("rejudge " + release + " --resume").exit_code, 2);
+  fs::remove_all(dir);
+}
+
 // Each problem as its own candidate: the protocol must pass it (an A/A run flags nothing) and measure it
 // near 1x; the figure itself is the bench's (bench/RESULTS.md), not this test's.
 TEST(RejudgeCommand, AnAARunPassesEveryProblemAgainstItself) {

@@ -76,6 +76,30 @@ TEST(RejudgeReport, JsonParsesBackAndMarkdownHasARowPerKernel) {
   EXPECT_NE(rejudge_markdown(h, rows, s).find("A/A over 2 passing kernels"), std::string::npos);
 }
 
+// A report reads back as the kernels it was written from (for --resume); another run's, or text that is not
+// a report, is an error that says so.
+TEST(RejudgeReport, AReportReadsBackAsItsKernels) {
+  auto rows = sample();
+  rows[1].seconds = 12.5;
+  rows[1].notes = {"phases_ms: setup 1"};
+  rows[1].claimed.emplace_back("torch.compile", 0.8);
+  const rejudge_header h{"h100.json", "cuda", "a test GPU", false, 9};
+  const std::string text = rejudge_json(h, rows, summarize_rejudged(rows));
+  auto back = read_rejudged_kernels(text, h);
+  ASSERT_TRUE(back) << back.message();
+  ASSERT_EQ(back->size(), rows.size());
+  EXPECT_EQ(rejudge_json(h, *back, summarize_rejudged(*back)), text);
+  EXPECT_EQ((*back)[4].status, rejudge_status::no_candidate);
+  EXPECT_DOUBLE_EQ((*back)[1].claimed_vs_eager, 2.75);
+  auto aa = h;
+  aa.self_check = true;
+  auto refused = read_rejudged_kernels(text, aa);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.message().find("self_check"), std::string::npos) << refused.message();
+  EXPECT_FALSE(read_rejudged_kernels("[1, 2]", h));
+  EXPECT_FALSE(read_rejudged_kernels("{\"kernels\":", h));
+}
+
 // How fast the judge went: wall time over the kernels that had a candidate, as evaluations per minute (the
 // figure set beside KernelBench's harness).
 TEST(RejudgeReport, SaysHowManyEvaluationsAMinuteTheRunMade) {

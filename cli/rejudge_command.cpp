@@ -5,6 +5,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -139,6 +140,15 @@ std::string sft_jsonl(const std::vector<kernels::published_kernel>& list,
 }
 
 // Written whole or not at all (a reader never sees half a report): a temporary beside it, then a rename.
+// The file's text; none when it cannot be opened.
+std::optional<std::string> read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
 bool write_file(const std::string& path, const std::string& text) {
   const std::string tmp = path + ".part";
   {
@@ -198,10 +208,7 @@ int rejudge_command(const rejudge_args& args) {
       return 2;
     }
     for (const auto& p : *scanned) {
-      std::ifstream in(p.path, std::ios::binary);
-      std::ostringstream text;
-      text << in.rdbuf();
-      problems[{p.level, p.id}] = {p.task_name(), p.path, text.str()};
+      problems[{p.level, p.id}] = {p.task_name(), p.path, read_file(p.path).value_or("")};
     }
   }
   auto ec = actors::evaluation_config_of(*cfg);
@@ -220,11 +227,8 @@ int rejudge_command(const rejudge_args& args) {
       std::cerr << "crucible rejudge: --resume needs --json FILE, the report it goes on from\n";
       return 2;
     }
-    std::ifstream in(args.json_path, std::ios::binary);
-    if (in) {
-      std::ostringstream text;
-      text << in.rdbuf();
-      auto got = kernels::read_rejudged_kernels(text.str(), h);
+    if (auto text = read_file(args.json_path)) {  // none yet: the run starts the report
+      auto got = kernels::read_rejudged_kernels(*text, h);
       if (!got) {
         std::cerr << "crucible rejudge: --resume: " << args.json_path << ": " << got.message() << "\n";
         return 2;

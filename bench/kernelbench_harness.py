@@ -106,7 +106,7 @@ def cudal1_records(path, checkout, level, ids):
     return out
 
 
-def run(items, kb_eval, kb_timing, device):
+def run(items, kb_eval, kb_timing, device, after_row=lambda rows: None):
     import torch
 
     rows = []
@@ -137,6 +137,7 @@ def run(items, kb_eval, kb_timing, device):
         rows.append(row)
         print(f"[{i + 1}/{len(items)}] {it['name']}: correct={row.get('correct')} "
               f"speedup={row.get('speedup', float('nan')):.3f} eval {row['eval_s']} s", file=sys.stderr, flush=True)
+        after_row(rows)
         torch.cuda.empty_cache()
     return rows
 
@@ -173,16 +174,22 @@ def main():
     checkout = a.paths[-1]
     kb_eval, kb_timing = import_kernelbench(checkout)
     items = problems_of(checkout, a.level, ids) if a.mode == "aa" else cudal1_records(a.paths[0], checkout, a.level, ids)
-    rows = run(items, kb_eval, kb_timing, a.device)
-    s = summary(rows, a.mode == "aa")
+    aa = a.mode == "aa"
+
+    def write(rows, partial):
+        # Rewritten after every row, as crucible rejudge does: a time limit cuts the run, not its report.
+        if a.json:
+            with open(a.json, "w") as f:
+                json.dump(dict(rows=rows, summary=summary(rows, aa), partial=partial), f, indent=1)
+
+    rows = run(items, kb_eval, kb_timing, a.device, lambda rows: write(rows, len(rows) < len(items)))
+    s = summary(rows, aa)
     print(f"| problem | ref ms | new ms | speedup | eval s |\n|---|---|---|---|---|")
     for r in rows:
         print(f"| {r['name']} | {r.get('ref_ms', '-')} | {r.get('new_ms', '-')} | "
               f"{('%.3f' % r['speedup']) if 'speedup' in r else r.get('error', 'incorrect')[:60]} | {r['eval_s']} |")
     print(json.dumps(s, indent=1))
-    if a.json:
-        with open(a.json, "w") as f:
-            json.dump(dict(rows=rows, summary=s), f, indent=1)
+    write(rows, False)
 
 
 if __name__ == "__main__":

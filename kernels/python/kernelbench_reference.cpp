@@ -141,7 +141,12 @@ struct device_memory_returned {
     if (device < 0) return;
     try {
       py::module_::import("gc").attr("collect")();
-      py::module_::import("torch").attr("cuda").attr("empty_cache")();
+      py::module_ torch = py::module_::import("torch");
+      // cuBLAS's workspaces live in the allocator too, held per handle (32 MiB on Hopper); PyTorch 2 frees
+      // them.
+      if (py::hasattr(torch.attr("_C"), "_cuda_clearCublasWorkspaces"))
+        torch.attr("_C").attr("_cuda_clearCublasWorkspaces")();
+      torch.attr("cuda").attr("empty_cache")();
     } catch (const std::exception&) {
     }
   }

@@ -6,6 +6,7 @@
 #include <iostream>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -222,6 +223,7 @@ int rejudge_command(const rejudge_args& args) {
   h.planned = list.size();
   // --resume: the kernels the report already has are kept, not judged again.
   std::map<std::pair<int, int>, kernels::rejudged_kernel> kept;
+  std::vector<kernels::rejudged_kernel> kept_rows;
   if (args.resume) {
     if (args.json_path.empty()) {
       std::cerr << "crucible rejudge: --resume needs --json FILE, the report it goes on from\n";
@@ -233,22 +235,29 @@ int rejudge_command(const rejudge_args& args) {
         std::cerr << "crucible rejudge: --resume: " << args.json_path << ": " << got.message() << "\n";
         return 2;
       }
-      for (auto& r : *got) kept[{r.level, r.id}] = std::move(r);
+      kept_rows = std::move(*got);
+      for (const auto& r : kept_rows) kept[{r.level, r.id}] = r;
     }
+    // The report keeps every kernel it had, those outside this run's --ids too.
+    std::set<std::pair<int, int>> planned;
+    for (const auto& k : list) planned.insert({k.level, k.id});
+    for (const auto& [key, r] : kept) planned.insert(key);
+    h.planned = planned.size();
   }
   std::vector<kernels::rejudged_kernel> rows;
   // The files are rewritten after every kernel: a run cut short (a time limit, a lost machine) keeps what it
   // measured. The same report, marked partial until the last kernel.
   auto write_reports = [&](bool partial) {
-    const auto summary = kernels::summarize_rejudged(rows);
-    const std::string md = kernels::rejudge_markdown(h, rows, summary);
+    const auto report = args.resume ? kernels::resumed_rows(kept_rows, rows) : rows;
+    const auto summary = kernels::summarize_rejudged(report);
+    const std::string md = kernels::rejudge_markdown(h, report, summary);
     if (!partial) std::cout << md;
     if (!args.markdown_path.empty() && !write_file(args.markdown_path, md)) {
       std::cerr << "crucible rejudge: cannot write " << args.markdown_path << "\n";
       return false;
     }
     if (!args.json_path.empty() &&
-        !write_file(args.json_path, kernels::rejudge_json(h, rows, summary) + "\n")) {
+        !write_file(args.json_path, kernels::rejudge_json(h, report, summary) + "\n")) {
       std::cerr << "crucible rejudge: cannot write " << args.json_path << "\n";
       return false;
     }

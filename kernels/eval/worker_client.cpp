@@ -263,7 +263,7 @@ bench_result worker_client::evaluate(const eval_request& request) {
     if (!impl_->start_note.empty()) res.notes.push_back(std::move(impl_->start_note));
     impl_->start_note.clear();
     res.wall_s = std::chrono::duration<double>(clock_type::now() - t0).count();
-    // The next fresh start's worker loads now, while this one serves (or after it failed).
+    // A standby taken or failed during this one is replaced now.
     impl_->keep_standby();
     return res;
   };
@@ -281,6 +281,9 @@ bench_result worker_client::evaluate(const eval_request& request) {
         r.worker_died = true;
         return finish(r);
       }
+      // The next start's worker loads (Python and torch for KernelBench: most of an evaluation on a device)
+      // while this one serves, not after: a retired worker is then replaced without a wait.
+      w.keep_standby();
     }
     std::string worker_id = w.host + ":" + std::to_string(w.pid.load());
     r.worker = worker_id;

@@ -97,6 +97,17 @@ rejudge_summary summarize_rejudged(const std::vector<rejudged_kernel>& rows) {
   return s;
 }
 
+std::vector<rejudged_kernel> resumed_rows(const std::vector<rejudged_kernel>& kept,
+                                          const std::vector<rejudged_kernel>& judged) {
+  std::map<std::pair<int, int>, rejudged_kernel> by_problem;
+  for (const auto& r : kept) by_problem[{r.level, r.id}] = r;
+  for (const auto& r : judged) by_problem[{r.level, r.id}] = r;
+  std::vector<rejudged_kernel> rows;
+  rows.reserve(by_problem.size());
+  for (auto& [key, r] : by_problem) rows.push_back(std::move(r));
+  return rows;
+}
+
 expected<std::vector<rejudged_kernel>> read_rejudged_kernels(const std::string& json_text,
                                                              const rejudge_header& h) {
   try {

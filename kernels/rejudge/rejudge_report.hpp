@@ -70,6 +70,12 @@ struct rejudge_header {
 expected<std::vector<rejudged_kernel>> read_rejudged_kernels(const std::string& json_text,
                                                              const rejudge_header& h);
 
+/// The rows of a resumed run's report: every kept kernel (those of problems outside this run's list too)
+/// and every one judged so far, one per problem in (level, id) order; a judged kernel replaces the kept one
+/// of its problem. Written after each kernel, so a run cut short loses none of what it went on from.
+std::vector<rejudged_kernel> resumed_rows(const std::vector<rejudged_kernel>& kept,
+                                          const std::vector<rejudged_kernel>& judged);
+
 std::string rejudge_json(const rejudge_header& h, const std::vector<rejudged_kernel>& rows,
                          const rejudge_summary& s);
 std::string rejudge_markdown(const rejudge_header& h, const std::vector<rejudged_kernel>& rows,

@@ -135,10 +135,19 @@ TEST(RejudgeCommand, ResumeKeepsWhatTheReportHasAndJudgesTheRest) {
   const auto before = nlohmann::json::parse(text_of(report));
   ASSERT_EQ(before["kernels"].size(), 1u);
 
+  // A run over other --ids keeps the report's kernels beside its own.
+  auto third = run("rejudge " + release + " --ids 3 --resume --json " + report + quick);
+  ASSERT_EQ(third.exit_code, 0) << third.out;
+  const auto both = nlohmann::json::parse(text_of(report));
+  ASSERT_EQ(both["kernels"].size(), 2u) << both.dump();
+  EXPECT_EQ(both["kernels"][0], before["kernels"][0]);
+  EXPECT_EQ(both["kernels"][1]["outcome"], "no_candidate");
+
   auto rest = run("rejudge " + release + " --resume --json " + report + quick);
   ASSERT_EQ(rest.exit_code, 0) << rest.out;
   EXPECT_NE(rest.out.find("[1/3] kb1_1: pass (kept from " + report + ")"), std::string::npos) << rest.out;
   EXPECT_NE(rest.out.find("[2/3] kb1_2: hack input_mutated"), std::string::npos) << rest.out;
+  EXPECT_NE(rest.out.find("[3/3] kb1_3: no_candidate (kept from"), std::string::npos) << rest.out;
   const auto after = nlohmann::json::parse(text_of(report));
   ASSERT_EQ(after["kernels"].size(), 3u);
   EXPECT_FALSE(after["partial"].get<bool>());

@@ -104,7 +104,7 @@ TEST(KernelBenchEvaluation, ACorrectModuleIsMeasuredAgainstTheReference) {
 
 // After a KernelBench request, the standby that takes over next (on the CUDA target the next candidate's:
 // each gets a fresh interpreter; here, after the worker is retired) started Python and imported torch while
-// it waited, and says so; the candidate is judged as by a cold worker.
+// the previous candidate was judged, and says so; the candidate is judged as by a cold worker.
 TEST(KernelBenchEvaluation, TheNextCandidatesStandbyHasImportedTorchAhead) {
   auto config = test::test_config();
   config.worker.standby = true;
@@ -126,6 +126,14 @@ TEST(KernelBenchEvaluation, TheNextCandidatesStandbyHasImportedTorchAhead) {
   EXPECT_NE(note.find("worker: a standby"), std::string::npos) << note;
   EXPECT_NE(note.find("Python and torch imported in"), std::string::npos) << note;
   EXPECT_NE(second.bench.worker, first.bench.worker);
+  // It was started when the first took its worker, so it loaded while the first was judged: spawned at
+  // least as long before it was needed as the first evaluation ran after its own worker was ready.
+  double started_in = -1, spawned_before = -1;
+  std::sscanf(start_note(first).c_str(), "worker: started in %lf", &started_in);
+  std::sscanf(note.c_str(), "worker: a standby, spawned %lf", &spawned_before);
+  ASSERT_GE(started_in, 0.0) << start_note(first);
+  ASSERT_GE(spawned_before, 0.0) << note;
+  EXPECT_GE(spawned_before, 0.9 * (first.bench.wall_s - started_in)) << start_note(first) << "\n" << note;
 }
 
 TEST(KernelBenchEvaluation, AWrongModuleIsIncorrect) {

@@ -100,6 +100,25 @@ TEST(RejudgeReport, AReportReadsBackAsItsKernels) {
   EXPECT_FALSE(read_rejudged_kernels("{\"kernels\":", h));
 }
 
+// A resumed run's report holds what it went on from and what it judged, one row a problem in order: a run
+// cut short after one kernel must not drop the kept kernels it had not reached, nor those outside its --ids.
+TEST(RejudgeReport, AResumedReportKeepsEveryKeptKernel) {
+  auto at = [](int level, int id, const std::string& outcome) {
+    auto r = row("kb" + std::to_string(level) + "_" + std::to_string(id), 0, outcome, 0);
+    r.level = level;
+    r.id = id;
+    return r;
+  };
+  const std::vector<rejudged_kernel> kept = {at(2, 1, "pass"), at(1, 7, "hack"), at(1, 3, "error")};
+  const std::vector<rejudged_kernel> judged = {at(1, 1, "pass"), at(1, 3, "incorrect")};
+  const auto rows = resumed_rows(kept, judged);
+  ASSERT_EQ(rows.size(), 4u);
+  const std::vector<std::string> names = {"kb1_1", "kb1_3", "kb1_7", "kb2_1"};
+  for (size_t i = 0; i < rows.size(); ++i) EXPECT_EQ(rows[i].name, names[i]);
+  EXPECT_EQ(rows[1].outcome, "incorrect") << "judged now, not the kept error";
+  EXPECT_EQ(resumed_rows(kept, {}).size(), 3u);
+}
+
 // How fast the judge went: wall time over the kernels that had a candidate, as evaluations per minute (the
 // figure set beside KernelBench's harness).
 TEST(RejudgeReport, SaysHowManyEvaluationsAMinuteTheRunMade) {

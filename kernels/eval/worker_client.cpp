@@ -1,6 +1,7 @@
 #include "kernels/eval/worker_client.hpp"
 
 #include <fcntl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -172,7 +173,12 @@ struct worker_client::impl {
       spare = worker_process{};
       spare_pid = 0;
       const double before = start_wait_s;
-      if (await_ready(p)) {
+      // A standby that said "ready" and died while it waited has its hello still in the pipe: reaped here
+      // and replaced by a fresh start, never handed a candidate.
+      if (waitpid(p.pid, nullptr, WNOHANG) == p.pid) {
+        close(p.to);
+        close(p.from);
+      } else if (await_ready(p)) {
         start_note = "worker: a standby, spawned " + fmt_s(waited_since) +
                      " before it was needed, ready after " + fmt_s(start_wait_s - before) + " more" +
                      ready_note;

@@ -10,6 +10,9 @@ process (KernelBench's best case: its scripts start a process per evaluation).
     bench/kernelbench_harness.py aa KB_CHECKOUT --level 1 --ids 19,23 --json OUT.json
     bench/kernelbench_harness.py cudal1 h100.json KB_CHECKOUT --level 1 --ids 19,23 --json OUT.json
 
+`--resume` keeps the rows OUT.json already has (a run cut by a time limit, another session's) and runs the
+rest, as `crucible rejudge --resume` does.
+
 `aa` submits each problem's own Model as ModelNew (A/A); `cudal1` CUDA-L1's released kernels (their ref_code
 and custom_code). KernelBench's package imports client libraries (openai, litellm, dotenv, tqdm, requests,
 pydantic) that evaluation does not use; where one is missing a stand-in module takes its place.
@@ -142,6 +145,14 @@ def run(items, kb_eval, kb_timing, device, after_row=lambda rows: None):
     return rows
 
 
+def merged_rows(kept, rows):
+    """A resumed report: every kept row and every one run (which wins), in (level, id) order; kept rows
+    outside this run's --ids stay."""
+    merged = {(r["level"], r["id"]): r for r in kept}
+    merged.update({(r["level"], r["id"]): r for r in rows})
+    return [merged[k] for k in sorted(merged)]
+
+
 def summary(rows, aa):
     sp = [r["speedup"] for r in rows if "speedup" in r]
     evals = [r["eval_s"] for r in rows]
@@ -169,20 +180,36 @@ def main():
     ap.add_argument("--ids", default="", help="comma-separated problem ids (default: all)")
     ap.add_argument("--device", type=int, default=0)
     ap.add_argument("--json", default="")
+    ap.add_argument("--resume", action="store_true", help="keep the rows --json has; run the others")
     a = ap.parse_args()
+    if a.resume and not a.json:
+        ap.error("--resume needs --json FILE, the report it goes on from")
     ids = {int(x) for x in a.ids.split(",") if x}
     checkout = a.paths[-1]
     kb_eval, kb_timing = import_kernelbench(checkout)
     items = problems_of(checkout, a.level, ids) if a.mode == "aa" else cudal1_records(a.paths[0], checkout, a.level, ids)
     aa = a.mode == "aa"
+    kept = []
+    if a.resume and os.path.exists(a.json):
+        with open(a.json) as f:
+            kept = json.load(f).get("rows", [])
+    done = {(r["level"], r["id"]) for r in kept}
+    todo = [it for it in items if (it["level"], it["id"]) not in done]
+    if kept:
+        print(f"resuming {a.json}: {len(kept)} rows kept, {len(todo)} to run", file=sys.stderr, flush=True)
+
+    def report(rows):
+        return merged_rows(kept, rows)
 
     def write(rows, partial):
         # Rewritten after every row, as crucible rejudge does: a time limit cuts the run, not its report.
         if a.json:
-            with open(a.json, "w") as f:
-                json.dump(dict(rows=rows, summary=summary(rows, aa), partial=partial), f, indent=1)
+            tmp = a.json + ".part"
+            with open(tmp, "w") as f:
+                json.dump(dict(rows=report(rows), summary=summary(report(rows), aa), partial=partial), f, indent=1)
+            os.replace(tmp, a.json)
 
-    rows = run(items, kb_eval, kb_timing, a.device, lambda rows: write(rows, len(rows) < len(items)))
+    rows = report(run(todo, kb_eval, kb_timing, a.device, lambda rows: write(rows, len(rows) < len(todo))))
     s = summary(rows, aa)
     print(f"| problem | ref ms | new ms | speedup | eval s |\n|---|---|---|---|---|")
     for r in rows:

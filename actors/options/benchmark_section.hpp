@@ -2,7 +2,7 @@
 // benchmark.*: how the benchmarker measures (the timing protocol's options, messages/evaluation.hpp), the
 // worker it measures in (kernels/eval/worker_client.hpp) and the runner's retries and outlier
 // re-measurement (kernels/eval/bench_runner.hpp). On the CUDA target the worker has no address-space limit
-// and a standby worker, unless the file says otherwise.
+// a standby worker, and KernelBench modules evaluated in forked children, unless the file says otherwise.
 #include "kernels/eval/worker_client.hpp"
 #include "messages/evaluation.hpp"
 

@@ -113,6 +113,7 @@ struct worker_client::impl {
     if (opt.device >= 0) spec.argv.insert(spec.argv.end(), {"--device", std::to_string(opt.device)});
     if (standby) spec.argv.push_back("--standby");
     if (modules) spec.argv.push_back("--warm-python");
+    if (modules && opt.fork_modules) spec.argv.push_back("--fork-modules");
     spec.fds = {{0, -1}, {1, log}, {2, log}, {3, req[0]}, {4, resp[1]}};
     spec.limits.memory_mb = opt.memory_mb;
     spec.limits.isolate_network = true;  // candidates have no business on the network

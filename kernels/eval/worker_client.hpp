@@ -27,6 +27,10 @@ struct worker_options {
   /// Keep a standby worker for the next fresh start: it loads, and binds its device, while the current one
   /// measures (measured not to disturb the measurement on an H200: bench/RESULTS.md).
   bool standby = false;
+  /// A worker that serves KernelBench modules evaluates each in a child it forks for it (Python and torch
+  /// imported once, the device bound in the child) instead of being retired after each: the next candidate
+  /// needs no fresh worker. Off: a fresh worker (the standby) per candidate on the CUDA target.
+  bool fork_modules = false;
 };
 
 class worker_client {

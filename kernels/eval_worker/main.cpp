@@ -18,7 +18,9 @@
 
 #include "kernels/eval/frame_io.hpp"
 #include "kernels/eval_worker/candidate_evaluator.hpp"
+#include "kernels/eval_worker/forked_evaluation.hpp"
 #ifdef CRUCIBLE_WITH_PYTHON
+#include "kernels/python/embedded_python.hpp"
 #include "kernels/python/kernelbench_reference.hpp"
 #endif
 #ifdef CRUCIBLE_WITH_CUDA
@@ -34,11 +36,14 @@ int usage() {
   std::fprintf(
       stderr,
       "usage: crucible-eval-worker [--in-fd N] [--out-fd N] [--device N] [--standby] [--warm-python]\n"
+      "                            [--fork-modules]\n"
       "Speaks length-prefixed msgpack envelopes: eval_request in (default fd 3), bench_result out "
       "(default fd 4). --device: the CUDA device for target cuda requests (builds with "
       "CRUCIBLE_CUDA). --standby: started ahead, beside a worker that measures (the client's "
       "standby). --warm-python: start Python and import torch before ready (the request will be a "
-      "KernelBench module). Started by the benchmarker's worker client, not by hand.\n");
+      "KernelBench module). --fork-modules: evaluate each KernelBench module in a child forked for it (this "
+      "process never binds the device for one, and is not retired after one). Started by the benchmarker's "
+      "worker client, not by hand.\n");
   return 2;
 }
 
@@ -68,7 +73,7 @@ crucible::bench_result error_result(const std::string& message) {
 int main(int argc, char** argv) {
   const auto t_main = std::chrono::steady_clock::now();
   int in_fd = 3, out_fd = 4, device = -1;
-  bool standby = false, warm_python = false;
+  bool standby = false, warm_python = false, fork_modules = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if ((a == "--in-fd" || a == "--out-fd") && i + 1 < argc) {
@@ -79,6 +84,8 @@ int main(int argc, char** argv) {
       standby = true;
     } else if (a == "--warm-python") {
       warm_python = true;
+    } else if (a == "--fork-modules") {
+      fork_modules = true;
     } else {
       return usage();
     }
@@ -128,7 +135,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "crucible-eval-worker: %s\n", gpu->describe().c_str());
   };
   const char* late = std::getenv("CRUCIBLE_STANDBY_BIND");
-  if (device >= 0 && !(standby && late && std::string(late) == "request")) bind();
+  // A worker that forks for modules binds the device in each child, never in itself: a CUDA context does not
+  // survive fork. torch's availability check then asks NVML, which leaves the driver alone.
+  if (fork_modules && device >= 0) setenv("PYTORCH_NVML_BASED_CUDA_CHECK", "1", 0);
+  if (device >= 0 && !fork_modules && !(standby && late && std::string(late) == "request")) bind();
 #endif
   // Python's start and torch's imports (seconds) before ready too, where the client expects a module.
   std::string python_note;
@@ -142,11 +152,29 @@ int main(int argc, char** argv) {
 #else
   (void)warm_python;
 #endif
+  std::string fork_note;
+  if (fork_modules) {
+    fork_note = "; KernelBench modules evaluated in children forked for them";
+#ifdef CRUCIBLE_WITH_CUDA
+    // Whatever the imports did: a driver already initialized here would fail every child's device.
+    if (crucible::kernels::cuda_driver_initialized()) {
+      fork_modules = false;
+      fork_note = "; modules evaluated here, not forked: the CUDA driver was initialized while loading";
+      if (device >= 0) bind();
+    }
+#endif
+    if (fork_modules && !crucible::kernels::adopt_orphans()) {
+      fork_modules = false;
+      fork_note = "; modules evaluated here, not forked: this process cannot reap its evaluations' orphans";
+    }
+  }
   ready.notes.push_back(
       "ready " + fmt_ms(ms_since(t_main)) + " after main" +
       (bind_ms >= 0 ? ", of which binding the device " + fmt_ms(bind_ms) + " (" + bind_parts + ")"
                     : std::string()) +
-      python_note + (standby && bind_ms < 0 ? "; a standby: the device is bound at the first request" : ""));
+      python_note + fork_note +
+      (standby && bind_ms < 0 && !fork_modules ? "; a standby: the device is bound at the first request"
+                                               : ""));
   bind_ms = -1;
   if (!reply(out_fd, ready)) return 4;
   for (;;) {
@@ -162,28 +190,59 @@ int main(int argc, char** argv) {
       if (!reply(out_fd, error_result("malformed request: " + request.message()))) return 4;
       continue;
     }
+    // One request served in this process; `forked`: in a child forked for it, which ends with it.
+    auto serve = [&](bool forked, bool& leave) {
+      crucible::bench_result result;
+      if (request->target == "cuda") {
+#ifdef CRUCIBLE_WITH_CUDA
+        if (!gpu) bind();
+        if (forked) gpu->set_single_use();
+        result = gpu->evaluate(*request, evaluator.worker_id());
+        if (bind_ms >= 0)
+          result.notes.push_back("worker: the device bound at this request in " + fmt_ms(bind_ms) + " (" +
+                                 bind_parts + ")");
+        bind_ms = -1;
+        leave = gpu->must_exit();
+        result.worker_retired = leave;
+#else
+        (void)forked;
+        result = error_result(
+            "target cuda: this worker was built without CUDA (configure with -DCRUCIBLE_CUDA=ON)");
+        result.candidate_id = request->candidate_id;
+        result.task = request->task.name;
+#endif
+      } else if (request->target == "cpu" || request->target.empty()) {
+        result = evaluator.evaluate(*request);
+      } else {
+        result = error_result("unknown target '" + request->target + "' (expected cpu or cuda)");
+      }
+      return result;
+    };
     crucible::bench_result result;
     bool leave = false;
-    if (request->target == "cuda") {
+    bool fork_this = fork_modules && !request->task.module.empty();
 #ifdef CRUCIBLE_WITH_CUDA
-      if (!gpu) bind();
-      result = gpu->evaluate(*request, evaluator.worker_id());
-      if (bind_ms >= 0)
-        result.notes.push_back("worker: the device bound at this request in " + fmt_ms(bind_ms) + " (" +
-                               bind_parts + ")");
-      bind_ms = -1;
-      leave = gpu->must_exit();
-      result.worker_retired = leave;
-#else
-      result =
-          error_result("target cuda: this worker was built without CUDA (configure with -DCRUCIBLE_CUDA=ON)");
-      result.candidate_id = request->candidate_id;
-      result.task = request->task.name;
+    fork_this = fork_this && !gpu;  // a device bound here (a C-ABI request came first) is not forkable
 #endif
-    } else if (request->target == "cpu" || request->target.empty()) {
-      result = evaluator.evaluate(*request);
+    if (fork_this) {
+      crucible::kernels::fork_hooks hooks;
+#ifdef CRUCIBLE_WITH_PYTHON
+      hooks = {crucible::kernels::python_before_fork, crucible::kernels::python_after_fork_in_parent,
+               crucible::kernels::python_after_fork_in_child};
+#endif
+      auto forked = crucible::kernels::evaluate_forked(
+          [&] {
+            bool child_leaves = false;
+            return serve(true, child_leaves);
+          },
+          {in_fd, out_fd}, hooks);
+      result = std::move(forked.result);
+      // The child's state (a lost context, leaked memory) ended with it; this process is as it was, unless
+      // what the evaluation started could not be ended.
+      leave = forked.left_running;
+      result.worker_retired = leave;
     } else {
-      result = error_result("unknown target '" + request->target + "' (expected cpu or cuda)");
+      result = serve(false, leave);
     }
     std::fflush(nullptr);  // candidate output lands in the log before the next request's
     if (!reply(out_fd, result)) return 4;

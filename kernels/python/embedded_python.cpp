@@ -51,6 +51,16 @@ status start_python() {
   return outcome;
 }
 
+void python_before_fork() {
+  if (Py_IsInitialized()) PyOS_BeforeFork();
+}
+void python_after_fork_in_parent() {
+  if (Py_IsInitialized()) PyOS_AfterFork_Parent();
+}
+void python_after_fork_in_child() {
+  if (Py_IsInitialized()) PyOS_AfterFork_Child();
+}
+
 bool python_cuda_available() {
   if (!start_python()) return false;
   try {

@@ -14,6 +14,13 @@ namespace crucible::kernels {
 /// thread that uses Python (the interpreter keeps the GIL on it).
 status start_python();
 
+/// Python's fork protocol, for a process that forks with the interpreter started (PyOS_BeforeFork and the
+/// two AfterFork calls: its locks are reset in the child). No-ops while Python has not started. Call from
+/// the thread that holds the GIL, around fork(2).
+void python_before_fork();
+void python_after_fork_in_parent();
+void python_after_fork_in_child();
+
 /// Whether Python's torch sees a CUDA device (false when Python does not start).
 bool python_cuda_available();
 

@@ -113,7 +113,7 @@ expected<std::vector<rejudged_kernel>> read_rejudged_kernels(const std::string& 
   try {
     const auto j = nlohmann::json::parse(json_text);
     const std::pair<const char*, nlohmann::json> same[] = {
-        {"source", h.source}, {"target", h.target}, {"self_check", h.self_check}};
+        {"source", h.source}, {"target", h.target}, {"device", h.device}, {"self_check", h.self_check}};
     for (const auto& [key, want] : same)
       if (j.at(key) != want)
         return make_error(std::string("it is another run's report: its ") + key + " is " + j.at(key).dump() +

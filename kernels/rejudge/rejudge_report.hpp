@@ -65,8 +65,8 @@ struct rejudge_header {
 };
 
 /// The kernels of a report rejudge_json() wrote (a finished or a partial one), for a run that goes on where
-/// it stopped; an error when the text is not such a report or `h` is another run's (source, target or A/A
-/// differ), saying which.
+/// it stopped; an error when the text is not such a report or `h` is another run's (source, target, device
+/// or A/A differ), saying which.
 expected<std::vector<rejudged_kernel>> read_rejudged_kernels(const std::string& json_text,
                                                              const rejudge_header& h);
 

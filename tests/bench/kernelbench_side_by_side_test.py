@@ -9,6 +9,7 @@ import tempfile
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 SCRIPT = os.path.join(HERE, "..", "..", "bench", "kernelbench_side_by_side.py")
 sys.path.insert(0, os.path.dirname(SCRIPT))
 import kernelbench_side_by_side as sbs  # noqa: E402

@@ -7,6 +7,7 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #include <cublas_v2.h>
+#include <cuda.h>
 #include <cuda_runtime.h>
 #include <unistd.h>
 
@@ -339,6 +340,7 @@ struct cuda_evaluator::impl {
   std::string init_error;
   std::string bind_parts;  ///< where binding the device went: "context 150, cublas 20, ..." (ms)
   bool must_exit = false;
+  bool single_use = false;  ///< a forked child: the process ends with its request
   std::optional<c10::cuda::CUDAStream> stream_holder;
   cudaStream_t stream = nullptr;
   /// For KernelBench modules: a stream that synchronizes with the legacy default stream, where kernels
@@ -455,6 +457,15 @@ const std::string& cuda_evaluator::bind_parts() const {
 }
 bool cuda_evaluator::must_exit() const {
   return impl_->must_exit;
+}
+void cuda_evaluator::set_single_use() {
+  impl_->single_use = true;
+}
+
+bool cuda_driver_initialized() {
+  int n = 0;
+  // Every driver call but a few answers CUDA_ERROR_NOT_INITIALIZED before cuInit, without initializing.
+  return cuDeviceGetCount(&n) != CUDA_ERROR_NOT_INITIALIZED;
 }
 
 std::string cuda_evaluator::describe() const {
@@ -1446,10 +1457,12 @@ bench_result cuda_evaluator::evaluate(const eval_request& req, const std::string
         return done();
       }
       // What a module leaves in the interpreter (imports, bindings, threads) must not reach the next
-      // candidate: each has a worker of its own.
-      m.must_exit = true;
-      r.notes.push_back(
-          "worker retired after this evaluation: each KernelBench candidate gets a fresh interpreter");
+      // candidate: each has a worker of its own, or a process forked for it that ends with it.
+      if (!m.single_use) {
+        m.must_exit = true;
+        r.notes.push_back(
+            "worker retired after this evaluation: each KernelBench candidate gets a fresh interpreter");
+      }
       kb_builds = std::make_unique<extensions_dir>();
       auto cand = kernelbench_candidate::load(req.artifact, req.task, m.device);
       if (!cand) {

@@ -30,6 +30,9 @@ class cuda_evaluator {
   bench_result evaluate(const eval_request& request, const std::string& worker_id);
   /// True after a sticky CUDA error or a kernel that did not finish: answer, then exit the process.
   bool must_exit() const;
+  /// This process ends after its request (a child forked for it): a KernelBench module needs no worker
+  /// retired after it to get a fresh interpreter.
+  void set_single_use();
   /// "NVIDIA H200, 132 SMs, L2 60 MiB, 4.9 TB/s" for the worker's log and notes.
   std::string describe() const;
 
@@ -38,5 +41,9 @@ class cuda_evaluator {
  private:
   std::unique_ptr<impl> impl_;
 };
+
+/// Whether this process has initialized the CUDA driver (cuInit): a process that has cannot fork a child
+/// that uses the device.
+bool cuda_driver_initialized();
 
 }  // namespace crucible::kernels

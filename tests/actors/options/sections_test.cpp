@@ -148,8 +148,9 @@ TEST(Sections, GpuConfigIsTheCudaTarget) {
   EXPECT_NE(compiler.cxx.find("nvcc"), std::string::npos);
   EXPECT_NE(std::find(compiler.flags.begin(), compiler.flags.end(), "-arch=sm_90"), compiler.flags.end());
   EXPECT_EQ(bench.worker.memory_mb, 0);
-  EXPECT_TRUE(bench.worker.standby);     // an outlier's fresh worker is already loaded
-  EXPECT_FALSE(bench.eval.time_launch);  // gated launches: events time the device's work
+  EXPECT_TRUE(bench.worker.standby);       // an outlier's fresh worker is already loaded
+  EXPECT_TRUE(bench.worker.fork_modules);  // a KernelBench candidate in a child, not a fresh worker
+  EXPECT_FALSE(bench.eval.time_launch);    // gated launches: events time the device's work
 }
 
 // A standby worker loads beside the one measuring: on the CPU target it would compete for the cores timed.
@@ -161,6 +162,24 @@ TEST(Sections, AStandbyWorkerOnlyWhereItCannotDisturbTheMeasurement) {
   ASSERT_TRUE(off) << off.message();
   EXPECT_FALSE(off->section<benchmark_section>().worker.standby);
   expect_error(parse("benchmark:\n  standby_worker: 2\n"), "benchmark.standby_worker");
+}
+
+// KernelBench modules in forked children on the CUDA target (each would otherwise need a fresh worker); on
+// the CPU target the worker keeps its reference cache across candidates instead. Either can be set.
+TEST(Sections, ModulesAreForkedOnTheCudaTargetUnlessTheFileSaysOtherwise) {
+  auto cpu = parse("");
+  ASSERT_TRUE(cpu) << cpu.message();
+  EXPECT_FALSE(cpu->section<benchmark_section>().worker.fork_modules);
+  auto cuda = parse("target: cuda\n");
+  ASSERT_TRUE(cuda) << cuda.message();
+  EXPECT_TRUE(cuda->section<benchmark_section>().worker.fork_modules);
+  auto off = parse("target: cuda\nbenchmark:\n  fork_modules: false\n");
+  ASSERT_TRUE(off) << off.message();
+  EXPECT_FALSE(off->section<benchmark_section>().worker.fork_modules);
+  auto on = parse("benchmark:\n  fork_modules: true\n");
+  ASSERT_TRUE(on) << on.message();
+  EXPECT_TRUE(on->section<benchmark_section>().worker.fork_modules);
+  expect_error(parse("benchmark:\n  fork_modules: sometimes\n"), "benchmark.fork_modules");
 }
 
 TEST(Sections, TimingProtocolKeys) {

@@ -1,6 +1,8 @@
 // KernelBench-format candidates through the real worker and the one evaluation protocol: the problem's Model
 // as the reference in the worker, ModelNew in crucible-kernelbench-host, sealed. Problems and candidates
 // are files written for these tests (tests/data/kernelbench).
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 
@@ -134,6 +136,47 @@ TEST(KernelBenchEvaluation, TheNextCandidatesStandbyHasImportedTorchAhead) {
   ASSERT_GE(started_in, 0.0) << start_note(first);
   ASSERT_GE(spawned_before, 0.0) << note;
   EXPECT_GE(spawned_before, 0.9 * (first.bench.wall_s - started_in)) << start_note(first) << "\n" << note;
+}
+
+// With fork_modules, one worker serves every candidate, each in a child it forks for it: the worker is not
+// retired and no fresh one starts, and a child that dies (here the reference kills its own process) takes
+// only itself: a crash, tried once more in another child, and the next candidate is served as before.
+TEST(KernelBenchEvaluation, AForkingWorkerServesEachCandidateInAChildOfItsOwn) {
+  auto config = test::test_config();
+  config.worker.fork_modules = true;
+  bench_runner runner(config.worker, config.runner);
+  const std::string source = test::read_text(data + "/candidates/scaled_relu_correct.py");
+  auto forked_note = [](const evaluation& e) {
+    for (const auto& n : e.bench.notes)
+      if (n.find("forked for it in") != std::string::npos) return n;
+    return std::string();
+  };
+  auto first = evaluate_source(scaled_relu(), source, config, &runner);
+  ASSERT_EQ(first.judged.outcome, "pass") << describe(first);
+  const int worker = runner.worker().pid();
+  ASSERT_GT(worker, 0);
+  EXPECT_NE(forked_note(first), "") << describe(first);
+  EXPECT_EQ(forked_note(first).find("process " + std::to_string(worker) + ","), std::string::npos);
+
+  // Killed in whichever process but this one runs the reference's forward.
+  task_spec killer = scaled_relu();
+  const std::string body = "return torch.relu(x) * self.scale";
+  const auto at = killer.module.find(body);
+  ASSERT_NE(at, std::string::npos);
+  killer.module.replace(at, body.size(),
+                        "import os, signal\n        if os.getpid() != " + std::to_string(getpid()) +
+                            ":\n            os.kill(os.getpid(), signal.SIGKILL)\n        " + body);
+  auto killed = evaluate_source(killer, source, config, &runner);
+  EXPECT_EQ(killed.judged.outcome, "crash") << describe(killed);
+  EXPECT_NE(killed.bench.error.find("forked for it"), std::string::npos) << describe(killed);
+  EXPECT_EQ(killed.bench.attempts, 2) << describe(killed);
+  EXPECT_EQ(runner.worker().pid(), worker);
+
+  auto third = evaluate_source(scaled_relu(), source, config, &runner);
+  ASSERT_EQ(third.judged.outcome, "pass") << describe(third);
+  EXPECT_EQ(runner.worker().pid(), worker);
+  EXPECT_EQ(runner.worker().starts(), 1) << "every candidate served by the first worker";
+  EXPECT_NE(forked_note(third), forked_note(first));
 }
 
 TEST(KernelBenchEvaluation, AWrongModuleIsIncorrect) {

@@ -76,8 +76,8 @@ TEST(RejudgeReport, JsonParsesBackAndMarkdownHasARowPerKernel) {
   EXPECT_NE(rejudge_markdown(h, rows, s).find("A/A over 2 passing kernels"), std::string::npos);
 }
 
-// A report reads back as the kernels it was written from (for --resume); another run's, or text that is not
-// a report, is an error that says so.
+// A report reads back as the kernels it was written from (for --resume); another run's (another source,
+// target, device or A/A setting), or text that is not a report, is an error that says so.
 TEST(RejudgeReport, AReportReadsBackAsItsKernels) {
   auto rows = sample();
   rows[1].seconds = 12.5;
@@ -96,6 +96,12 @@ TEST(RejudgeReport, AReportReadsBackAsItsKernels) {
   auto refused = read_rejudged_kernels(text, aa);
   ASSERT_FALSE(refused);
   EXPECT_NE(refused.message().find("self_check"), std::string::npos) << refused.message();
+  // Speedups measured on another device are not this run's: a report is one device's.
+  auto elsewhere = h;
+  elsewhere.device = "another GPU";
+  auto moved = read_rejudged_kernels(text, elsewhere);
+  ASSERT_FALSE(moved);
+  EXPECT_NE(moved.message().find("device"), std::string::npos) << moved.message();
   EXPECT_FALSE(read_rejudged_kernels("[1, 2]", h));
   EXPECT_FALSE(read_rejudged_kernels("{\"kernels\":", h));
 }

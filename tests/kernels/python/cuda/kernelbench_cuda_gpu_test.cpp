@@ -74,6 +74,36 @@ TEST_F(KernelBenchCuda, ACorrectModuleIsMeasuredAgainstEagerAndTheGraph) {
   EXPECT_TRUE(has_note(e, "worker retired")) << "each KernelBench candidate gets a fresh interpreter";
 }
 
+// With fork_modules (the CUDA target's default in a config), one worker imports torch once and never binds
+// the device; each candidate is evaluated in a child forked for it, which binds the device, and the worker
+// serves the next one: no worker retired, no fresh one started. Its start note says forking is on (it is
+// turned off when loading initialized the CUDA driver, which a child could not then use).
+TEST_F(KernelBenchCuda, AForkingWorkerBindsTheDeviceInEachChildAndServesTheNext) {
+  auto cfg = config();
+  cfg.worker.fork_modules = true;
+  bench_runner forking(cfg.worker, cfg.runner);
+  const auto& t = task("level1/2_Scaled_relu.py", "kb1_2_Scaled_relu");
+  const std::string source = test::read_file(data + "/candidates/scaled_relu_correct.py");
+  auto first = evaluate_source(t, source, cfg, &forking);
+  std::printf("[forked 1] %s\n", evaluation_json(first).c_str());
+  EXPECT_EQ(first.judged.outcome, "pass") << first.bench.error;
+  EXPECT_TRUE(std::any_of(first.bench.notes.begin(), first.bench.notes.end(), [](const std::string& n) {
+    return n.find("KernelBench modules evaluated in children forked for them") != std::string::npos;
+  })) << evaluation_json(first);
+  EXPECT_TRUE(has_note(first, "worker: evaluated in process"));
+  EXPECT_TRUE(has_note(first, "worker: the device bound at this request"));
+  EXPECT_FALSE(has_note(first, "worker retired"));
+  const int worker = forking.worker().pid();
+  EXPECT_GT(worker, 0);
+  auto second = evaluate_source(t, source, cfg, &forking);
+  std::printf("[forked 2] %s\n", evaluation_json(second).c_str());
+  EXPECT_EQ(second.judged.outcome, "pass") << second.bench.error;
+  EXPECT_EQ(forking.worker().pid(), worker);
+  EXPECT_EQ(forking.worker().starts(), 1);
+  EXPECT_GT(first.bench.timing.graph_ms_median, 0.0);
+  EXPECT_GT(second.bench.timing.graph_ms_median, 0.0);
+}
+
 // Inputs are drawn where the task runs (KernelBench's 6.4 GB inputs took minutes on one CPU thread), the
 // heavy tail too, reproducibly in the seed. A problem whose get_inputs() passes its own CPU generator draws
 // on the CPU instead, every time, so that a seed still means the same values.

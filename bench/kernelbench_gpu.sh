@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# Issue 14's GPU figures (KernelBench under Crucible's protocol, beside KernelBench's own harness), resumable
+# across calls and sessions: every report lives in REPORTS (default bench/kernelbench/GPU_NAME, committed),
+# each run goes on from it (--resume) and no step starts after the deadline, so that 10-minute calls add up
+# to levels 1 and 2.
+#
+#   bench/kernelbench_gpu.sh BUILD_DIR KB_CHECKOUT OUT_DIR
+#
+# STEPS (default "build aa1 aa2"), in the order given:
+#   build              cmake -DCRUCIBLE_CUDA=ON with the machine's Python, the binaries these steps use
+#   aa1 aa2            crucible rejudge --aa on level 1 / 2 (each problem as its own candidate)
+#   haa1 haa2          KernelBench's harness, the same A/A (bench/kernelbench_harness.py aa)
+#   cl1 cl2            CUDA-L1's released kernels (CUDAL1_JSON, their optimized_cuda_code/h100.json) re-judged
+#   hcl1 hcl2          KernelBench's harness on the same kernels
+#   tests              the KernelBench GPU tests (GTF: a gtest filter, default all of them)
+# BUDGET: seconds from the start after which no step starts; a running step is stopped there (default 540).
+# IDS1, IDS2: problem ids per level, comma-separated (default: all). FORK=off: benchmark.fork_modules=false,
+# a fresh worker per candidate (the path before forking; its reports get the suffix _nofork).
+# On the lent GPU machine: source .device/setup.sh first (it sets CRUCIBLE_GPU_CMAKE). OUT_DIR gets two files
+# (the lent machine returns few): reports.tgz (every report, and side_by_side_*.md for each pair both tools
+# measured) and logs.tgz; the last lines of each step's log and each table are printed.
+set -u
+usage="usage: bench/kernelbench_gpu.sh BUILD_DIR KB_CHECKOUT OUT_DIR"
+build=${1:?$usage}
+kb=${2:?$usage}
+out=${3:?$usage}
+# One folder per device: a report is one device's (crucible rejudge --resume refuses another's).
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1 | tr -c 'A-Za-z0-9\n' '_' |
+  tr 'A-Z' 'a-z')
+reports=${REPORTS:-bench/kernelbench/${gpu:-no_gpu}}
+mkdir -p "$out" "$reports"
+logs=$(mktemp -d)
+t_start=$(date +%s)
+budget=${BUDGET:-540}
+steps=${STEPS:-build aa1 aa2}
+suffix=$([ "${FORK:-on}" = off ] && echo _nofork || echo "")
+fork_set=$([ "${FORK:-on}" = off ] && echo "--set benchmark.fork_modules=false" || echo "")
+left() { echo $((budget - ($(date +%s) - t_start))); }
+step() { echo "== $1 ($(date -u +%H:%M:%S), $(left) s left)"; }
+ids_of() { local v="IDS$1"; [ -n "${!v:-}" ] && echo "--ids ${!v}"; }
+
+# CUDA-L1's kernels need time for load_inline builds (about a minute each, torch's headers).
+rejudge() {  # rejudge LEVEL REPORT [INPUT | --aa]
+  local level=$1 report=$2 input=$3
+  # shellcheck disable=SC2046
+  timeout --signal=TERM --kill-after=10 "$(left)" "$build/crucible" rejudge "$input" --kernelbench "$kb" \
+    --level "$level" $(ids_of "$level") --target cuda --json "$reports/$report" --resume \
+    --set benchmark.timeout_s=150 --set dispatch.stage_timeout_s=240 $fork_set \
+    > "$logs/${report%.json}.log" 2>&1
+  echo "exit $?"; grep -E "^\[[0-9]+/[0-9]+\]" "$logs/${report%.json}.log" | tail -n 40
+}
+harness() {  # harness MODE LEVEL REPORT [RELEASE.json]
+  local mode=$1 level=$2 report=$3 release=${4:-}
+  # shellcheck disable=SC2046
+  timeout --signal=TERM --kill-after=10 "$(left)" python3 bench/kernelbench_harness.py "$mode" $release "$kb" \
+    --level "$level" $(ids_of "$level") --json "$reports/$report" --resume > "$logs/${report%.json}.log" 2>&1
+  echo "exit $?"; grep -E "^\[[0-9]+/[0-9]+\]" "$logs/${report%.json}.log" | tail -n 40
+}
+side_by_side() {  # side_by_side CRUCIBLE.json HARNESS.json
+  [ -f "$reports/$1" ] && [ -f "$reports/$2" ] || return 0
+  echo "== side by side: $1, $2"
+  python3 bench/kernelbench_side_by_side.py "$reports/$1" "$reports/$2" --markdown \
+    > "$reports/side_by_side_${1%.json}.md" 2>&1 && tail -n 8 "$reports/side_by_side_${1%.json}.md"
+}
+
+for s in $steps; do
+  if [ "$(left)" -le 20 ]; then
+    echo "== $s: not started, the budget is spent"
+    continue
+  fi
+  step "$s"
+  case $s in
+    build)
+      t0=$(date +%s)
+      cmake -S . -B "$build" ${CRUCIBLE_GPU_CMAKE:-} -DCMAKE_BUILD_TYPE=Release -DCRUCIBLE_CUDA=ON \
+        -DPython3_EXECUTABLE="$(command -v python3)" \
+        -Dpybind11_DIR="$(python3 -c 'import pybind11; print(pybind11.get_cmake_dir())')" > "$logs/build.log" 2>&1 &&
+        cmake --build "$build" -j"$(nproc)" --target crucible crucible-eval-worker crucible-kernelbench-host \
+          crucible-candidate-host test_kernels_python_cuda >> "$logs/build.log" 2>&1 ||
+        { tail -n 40 "$logs/build.log"; tar czf "$out/logs.tgz" -C "$logs" .; exit 1; }
+      echo "build: $(($(date +%s) - t0)) s"
+      ;;
+    aa1 | aa2) rejudge "${s#aa}" "aa_l${s#aa}$suffix.json" --aa ;;
+    haa1 | haa2) harness aa "${s#haa}" "harness_aa_l${s#haa}.json" ;;
+    cl1 | cl2)
+      rejudge "${s#cl}" "cudal1_h100_l${s#cl}$suffix.json" "${CUDAL1_JSON:?set CUDAL1_JSON to the h100.json of CUDA-L1}"
+      ;;
+    hcl1 | hcl2) harness cudal1 "${s#hcl}" "harness_cudal1_h100_l${s#hcl}.json" "${CUDAL1_JSON:?set CUDAL1_JSON}" ;;
+    tests)
+      timeout "$(left)" "$build/tests/test_kernels_python_cuda" --gtest_filter="${GTF:-*}" > "$logs/tests.log" 2>&1
+      echo "exit $?"; grep -E "^\[ +(OK|FAILED|SKIPPED) +\]|PASSED|FAILED" "$logs/tests.log" | tail -n 30
+      ;;
+    *) echo "unknown step '$s'" ;;
+  esac
+  tar czf "$out/reports.tgz" -C "$reports" . && tar czf "$out/logs.tgz" -C "$logs" .
+done
+for level in 1 2; do
+  side_by_side "aa_l$level$suffix.json" "harness_aa_l$level.json"
+  side_by_side "cudal1_h100_l$level$suffix.json" "harness_cudal1_h100_l$level.json"
+done
+tar czf "$out/reports.tgz" -C "$reports" . && tar czf "$out/logs.tgz" -C "$logs" .
+step done

@@ -139,21 +139,28 @@ std::string gib(double bytes) {
 // The protocol's slots (inputs and output each) must fit beside the workspace, the eager output's copy, and
 // what the calls allocate for themselves: the reference's and the candidate's outputs, a CUDA graph's pool,
 // the fresh draws: three slots of room (measured: a 12 GiB ReLU's calls held 36 GiB beside its slots), with
-// 10% of the free memory left to the allocator's rounding. A task too large for the configured seeds and
-// input sets runs with fewer, and says so; one too large for one of each is an error before anything is
-// allocated.
+// 10% of the free memory left to the allocator's rounding. A forward that allocates beyond its inputs and
+// output (`forward_peak`: the peak of a KernelBench reference's first pass above what stays allocated; a
+// scan's concatenations, a norm's squares) needs that again in each of the three: eager's call, the graph's
+// pool, the candidate's call (kb1_92, cumsum_exclusive, ran out of memory mid-evaluation on the fixed room).
+// A task too large for the configured seeds and input sets runs with fewer, and says so; one too large for
+// one of each is an error before anything is allocated.
 expected<eval_options> options_that_fit(const eval_request& req, const reference_model& ref, bool module,
-                                        std::vector<std::string>& notes) {
+                                        double forward_peak, std::vector<std::string>& notes) {
   int64_t in_bytes = 0;
   for (const auto& in : req.task.inputs) in_bytes += numel(in.shape) * dtype_size(in.dtype);
   const int64_t out_bytes = numel(ref.output_shape()) * dtype_size(ref.output_dtype());
   const double slot = static_cast<double>(in_bytes + out_bytes);
+  // Room of its own below 64 MiB is lost in the 10% margin.
+  double transient = std::max(0.0, forward_peak - slot);
+  if (transient < double(int64_t{64} << 20)) transient = 0;
   size_t free_b = 0, total_b = 0;
   if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) {
     cudaGetLastError();
     return req.options;
   }
-  const auto need = static_cast<double>(evaluation_protocol::slots_needed(req.options) + 3) * slot;
+  const auto need =
+      static_cast<double>(evaluation_protocol::slots_needed(req.options) + 3) * slot + 3 * transient;
   if (need > 0.5 * static_cast<double>(free_b)) {
     // What LibTorch's cache holds (the reference's first forward pass) is free for this: counted after
     // emptying it, when the task is large enough for it to matter.
@@ -165,16 +172,22 @@ expected<eval_options> options_that_fit(const eval_request& req, const reference
   }
   const double budget = 0.9 * static_cast<double>(free_b) -
                         static_cast<double>(workspace_bytes(in_bytes + out_bytes, module)) - 3 * slot -
-                        (module ? static_cast<double>(out_bytes) : 0.0);
+                        3 * transient - (module ? static_cast<double>(out_bytes) : 0.0);
+  const std::string forward_part =
+      transient > 0 ? " (its forward allocates " + gib(transient) + " more, room for three times that kept)"
+                    : "";
   auto fitted = evaluation_protocol::fit_slots(req.options, slot, budget);
   if (!fitted)
-    return make_error("the task's inputs and output take " + gib(slot) + " a set; with " +
+    return make_error("the task's inputs and output take " + gib(slot) + " a set" + forward_part + "; with " +
                       gib(static_cast<double>(free_b)) +
                       " of device memory free not even one correctness seed and one timing set fit beside "
                       "what the calls need");
+  if (transient > 0 && fitted->seeds == req.options.seeds && fitted->input_sets == req.options.input_sets)
+    notes.push_back("memory: the reference's forward allocates " + gib(transient) +
+                    " beyond its inputs and output (room for three times that kept)");
   if (fitted->seeds != req.options.seeds || fitted->input_sets != req.options.input_sets)
-    notes.push_back("memory: the task's inputs and output take " + gib(slot) + " a set; with " +
-                    gib(static_cast<double>(free_b)) + " free the protocol ran " +
+    notes.push_back("memory: the task's inputs and output take " + gib(slot) + " a set" + forward_part +
+                    "; with " + gib(static_cast<double>(free_b)) + " free the protocol ran " +
                     std::to_string(fitted->seeds) + " of " + std::to_string(req.options.seeds) +
                     " correctness seeds and " + std::to_string(fitted->input_sets) + " of " +
                     std::to_string(req.options.input_sets) + " timing input sets");
@@ -1417,6 +1430,7 @@ bench_result cuda_evaluator::evaluate(const eval_request& req, const std::string
   }
   loaded_candidate lib;
   const bool kernelbench = !req.task.module.empty();
+  double forward_peak = 0;  ///< a KernelBench reference's first forward pass, above what stays (bytes)
   stream_swap swap(m);
 #ifdef CRUCIBLE_WITH_PYTHON
   std::unique_ptr<kernelbench_reference> kb_ref;
@@ -1443,7 +1457,15 @@ bench_result cuda_evaluator::evaluate(const eval_request& req, const std::string
 #ifdef CRUCIBLE_WITH_PYTHON
       // The module's Model, built anew for this evaluation in the worker's interpreter, and fingerprinted
       // before any of the candidate's code runs beside it.
+      // The allocator's peak over building the reference (one forward pass on drawn inputs), above what
+      // stays allocated after (its weights): what a forward call needs, inputs and output included.
+      c10::cuda::CUDACachingAllocator::resetPeakStats(m.device);
       auto created = kernelbench_reference::create(req.task, m.device);
+      {
+        const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(m.device);
+        const auto& allocated = stats.allocated_bytes[0];  // StatType::AGGREGATE in every LibTorch version
+        forward_peak = static_cast<double>(allocated.peak - allocated.current);
+      }
       if (!created) {
         r.status = "error";
         r.error = "task '" + req.task.name + "' rejected by the reference: " + created.message();
@@ -1516,7 +1538,7 @@ bench_result cuda_evaluator::evaluate(const eval_request& req, const std::string
     protocol_times s;
     cuda_backend::backend_costs costs;
     clock_type::time_point t_run, t_ran;
-    auto fitted = options_that_fit(req, *ref, entry.python_module, r.notes);
+    auto fitted = options_that_fit(req, *ref, entry.python_module, forward_peak, r.notes);
     if (!fitted) {
       r.status = "error";
       r.error = fitted.message();

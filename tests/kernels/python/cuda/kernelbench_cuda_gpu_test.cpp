@@ -190,6 +190,43 @@ def get_init_inputs():
   EXPECT_LE(stats().current - before, int64_t{64} << 20) << "reading the problem kept its device memory";
 }
 
+// A forward that allocates beyond its inputs and output (here four products of a 64 MiB input held at once)
+// is measured as the reference is built, and the protocol keeps room for it: the note says how much.
+TEST_F(KernelBenchCuda, WhatAForwardAllocatesBeyondItsInputsAndOutputIsMeasured) {
+  const std::string source = R"(import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        products = [x * float(i + 1) for i in range(4)]
+        return products[0] + products[1] + products[2] + products[3]
+
+
+def get_inputs():
+    return [torch.randn(4096, 4096)]
+
+
+def get_init_inputs():
+    return []
+)";
+  auto t = kernelbench_task_from_source("four_products.py", source, "four_products", 0);
+  ASSERT_TRUE(t) << t.message();
+  t->targets = {"cuda"};
+  auto e = evaluate_source(*t, t->module + "\n\nclass ModelNew(Model):\n    pass\n", config(), &runner());
+  std::printf("[four products] %s\n", evaluation_json(e).c_str());
+  EXPECT_EQ(e.judged.outcome, "pass") << e.bench.error;
+  double gib = -1;
+  for (const auto& n : e.bench.notes)
+    std::sscanf(n.c_str(), "memory: the reference's forward allocates %lf GiB", &gib);
+  // Four products of 64 MiB beyond the input and the output, and the sums between them.
+  EXPECT_GE(gib, 0.2) << evaluation_json(e);
+  EXPECT_LE(gib, 0.6) << evaluation_json(e);
+}
+
 // The A/A run's unit: the problem's own Model as the candidate passes, near 1x.
 TEST_F(KernelBenchCuda, TheProblemAsItsOwnCandidatePassesNearOne) {
   auto t = task("level2/7_Linear_gelu.py", "kb2_7_Linear_gelu");

@@ -133,6 +133,12 @@ def run(items, kb_eval, kb_timing, device, after_row=lambda rows: None):
         if res is not None:
             row["compiled"] = bool(getattr(res, "compiled", False))
             row["correct"] = bool(getattr(res, "correctness", False))
+            if not row["correct"]:
+                # Why, in KernelBench's own words (an output mismatch with its max difference, a runtime error):
+                # a verdict that differs from Crucible's is explained by it, not guessed at.
+                meta = getattr(res, "metadata", None) or {}
+                row["issue"] = "; ".join(f"{k}: {v}" for k, v in sorted(meta.items())
+                                         if k not in ("hardware", "device"))[:400]
             rt = getattr(res, "runtime", -1.0)
             if row["correct"] and rt and rt > 0 and ref:
                 row["new_ms"] = rt

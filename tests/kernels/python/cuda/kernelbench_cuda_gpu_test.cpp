@@ -71,13 +71,15 @@ TEST_F(KernelBenchCuda, ACorrectModuleIsMeasuredAgainstEagerAndTheGraph) {
   EXPECT_TRUE(e.bench.evidence.empty());
   EXPECT_GT(e.bench.timing.eager_ms_median, 0.0);
   EXPECT_GT(e.bench.timing.graph_ms_median, 0.0) << "the CUDA-graph baseline was not measured";
-  EXPECT_TRUE(has_note(e, "worker retired")) << "each KernelBench candidate gets a fresh interpreter";
+  // Each KernelBench candidate gets a fresh interpreter: here (gpu.yaml) a child forked for it.
+  EXPECT_TRUE(has_note(e, "worker: evaluated in process")) << evaluation_json(e);
 }
 
 // With fork_modules (the CUDA target's default in a config), one worker imports torch once and never binds
 // the device; each candidate is evaluated in a child forked for it, which binds the device, and the worker
 // serves the next one: no worker retired, no fresh one started. Its start note says forking is on (it is
-// turned off when loading initialized the CUDA driver, which a child could not then use).
+// turned off when loading initialized the CUDA driver, which a child could not then use). Without it, the
+// worker is retired after each candidate.
 TEST_F(KernelBenchCuda, AForkingWorkerBindsTheDeviceInEachChildAndServesTheNext) {
   auto cfg = config();
   cfg.worker.fork_modules = true;
@@ -102,6 +104,14 @@ TEST_F(KernelBenchCuda, AForkingWorkerBindsTheDeviceInEachChildAndServesTheNext)
   EXPECT_EQ(forking.worker().starts(), 1);
   EXPECT_GT(first.bench.timing.graph_ms_median, 0.0);
   EXPECT_GT(second.bench.timing.graph_ms_median, 0.0);
+
+  cfg.worker.fork_modules = false;
+  bench_runner fresh(cfg.worker, cfg.runner);
+  auto unforked = evaluate_source(t, source, cfg, &fresh);
+  std::printf("[not forked] %s\n", evaluation_json(unforked).c_str());
+  EXPECT_EQ(unforked.judged.outcome, "pass") << unforked.bench.error;
+  EXPECT_TRUE(has_note(unforked, "worker retired")) << "each KernelBench candidate gets a fresh interpreter";
+  EXPECT_FALSE(has_note(unforked, "worker: evaluated in process"));
 }
 
 // Inputs are drawn where the task runs (KernelBench's 6.4 GB inputs took minutes on one CPU thread), the

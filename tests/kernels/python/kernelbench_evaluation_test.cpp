@@ -177,6 +177,8 @@ TEST(KernelBenchEvaluation, AForkingWorkerServesEachCandidateInAChildOfItsOwn) {
   EXPECT_EQ(runner.worker().pid(), worker);
   EXPECT_EQ(runner.worker().starts(), 1) << "every candidate served by the first worker";
   EXPECT_NE(forked_note(third), forked_note(first));
+  std::printf("%s (%.2f s the evaluation); the killed one: %s\n", forked_note(third).c_str(),
+              third.bench.wall_s, killed.bench.error.c_str());
 }
 
 TEST(KernelBenchEvaluation, AWrongModuleIsIncorrect) {

@@ -114,7 +114,7 @@ TEST(KernelBenchEvaluation, TheNextCandidatesStandbyHasImportedTorchAhead) {
   const std::string source = test::read_text(data + "/candidates/scaled_relu_correct.py");
   auto start_note = [](const evaluation& e) {
     for (const auto& n : e.bench.notes)
-      if (n.rfind("worker: ", 0) == 0) return n;
+      if (n.rfind("worker: started", 0) == 0 || n.rfind("worker: a standby", 0) == 0) return n;
     return std::string();
   };
   auto first = evaluate_source(scaled_relu(), source, config, &runner);

@@ -16,6 +16,9 @@
 # BUDGET: seconds from the start after which no step starts; a running step is stopped there (default 540).
 # IDS1, IDS2: problem ids per level, comma-separated (default: all). FORK=off: benchmark.fork_modules=false,
 # a fresh worker per candidate (the path before forking; its reports get the suffix _nofork).
+# COMPILE (default on): the A/A steps also time the reference under torch.compile (default and
+# reduce-overhead), so that one pass gives the A/A deviation and every baseline; CUDA-L1's steps never do
+# (their evaluations per minute are the figure to set beside the harness's, which compiles nothing).
 # On the lent GPU machine: source .device/setup.sh first (it sets CRUCIBLE_GPU_CMAKE). OUT_DIR gets two files
 # (the lent machine returns few): reports.tgz (every report, and side_by_side_*.md for each pair both tools
 # measured) and logs.tgz; the last lines of each step's log and each table are printed.
@@ -40,12 +43,12 @@ step() { echo "== $1 ($(date -u +%H:%M:%S), $(left) s left)"; }
 ids_of() { local v="IDS$1"; [ -n "${!v:-}" ] && echo "--ids ${!v}"; }
 
 # CUDA-L1's kernels need time for load_inline builds (about a minute each, torch's headers).
-rejudge() {  # rejudge LEVEL REPORT [INPUT | --aa]
-  local level=$1 report=$2 input=$3
+rejudge() {  # rejudge LEVEL REPORT [INPUT | --aa] [MORE --set ...]
+  local level=$1 report=$2 input=$3 more=${4:-}
   # shellcheck disable=SC2046
   timeout --signal=TERM --kill-after=10 "$(left)" "$build/crucible" rejudge "$input" --kernelbench "$kb" \
     --level "$level" $(ids_of "$level") --target cuda --json "$reports/$report" --resume \
-    --set benchmark.timeout_s=150 --set dispatch.stage_timeout_s=240 $fork_set \
+    --set benchmark.timeout_s=150 --set dispatch.stage_timeout_s=240 $fork_set $more \
     > "$logs/${report%.json}.log" 2>&1
   echo "exit $?"; grep -E "^\[[0-9]+/[0-9]+\]" "$logs/${report%.json}.log" | tail -n 40
 }
@@ -80,7 +83,10 @@ for s in $steps; do
         { tail -n 40 "$logs/build.log"; tar czf "$out/logs.tgz" -C "$logs" .; exit 1; }
       echo "build: $(($(date +%s) - t0)) s"
       ;;
-    aa1 | aa2) rejudge "${s#aa}" "aa_l${s#aa}$suffix.json" --aa ;;
+    aa1 | aa2)
+      compile=$([ "${COMPILE:-on}" = on ] && echo "--set benchmark.compile_baselines=true" || echo "")
+      rejudge "${s#aa}" "aa_l${s#aa}$suffix.json" --aa "$compile"
+      ;;
     haa1 | haa2) harness aa "${s#haa}" "harness_aa_l${s#haa}.json" ;;
     cl1 | cl2)
       rejudge "${s#cl}" "cudal1_h100_l${s#cl}$suffix.json" "${CUDAL1_JSON:?set CUDAL1_JSON to the h100.json of CUDA-L1}"

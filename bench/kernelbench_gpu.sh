@@ -12,7 +12,7 @@
 #   haa1 haa2          KernelBench's harness, the same A/A (bench/kernelbench_harness.py aa)
 #   cl1 cl2            CUDA-L1's released kernels (CUDAL1_JSON, their optimized_cuda_code/h100.json) re-judged
 #   hcl1 hcl2          KernelBench's harness on the same kernels
-#   tests              the KernelBench GPU tests (GTF: a gtest filter, default all of them)
+#   tests              the KernelBench GPU tests, a training run's included (GTF: a gtest filter, default all)
 # BUDGET: seconds from the start after which no step starts; a running step is stopped there (default 540).
 # IDS1, IDS2: problem ids per level, comma-separated (default: all). FORK=off: benchmark.fork_modules=false,
 # a fresh worker per candidate (the path before forking; its reports get the suffix _nofork).
@@ -79,7 +79,7 @@ for s in $steps; do
         -DPython3_EXECUTABLE="$(command -v python3)" \
         -Dpybind11_DIR="$(python3 -c 'import pybind11; print(pybind11.get_cmake_dir())')" > "$logs/build.log" 2>&1 &&
         cmake --build "$build" -j"$(nproc)" --target crucible crucible-eval-worker crucible-kernelbench-host \
-          crucible-candidate-host test_kernels_python_cuda >> "$logs/build.log" 2>&1 ||
+          crucible-candidate-host test_kernels_python_cuda test_cli_cuda >> "$logs/build.log" 2>&1 ||
         { tail -n 40 "$logs/build.log"; tar czf "$out/logs.tgz" -C "$logs" .; exit 1; }
       echo "build: $(($(date +%s) - t0)) s"
       ;;
@@ -93,8 +93,11 @@ for s in $steps; do
       ;;
     hcl1 | hcl2) harness cudal1 "${s#hcl}" "harness_cudal1_h100_l${s#hcl}.json" "${CUDAL1_JSON:?set CUDAL1_JSON}" ;;
     tests)
-      timeout "$(left)" "$build/tests/test_kernels_python_cuda" --gtest_filter="${GTF:-*}" > "$logs/tests.log" 2>&1
-      echo "exit $?"; grep -E "^\[ +(OK|FAILED|SKIPPED) +\]|PASSED|FAILED" "$logs/tests.log" | tail -n 30
+      for t in test_kernels_python_cuda test_cli_cuda; do
+        timeout "$(left)" "$build/tests/$t" --gtest_filter="${GTF:-*}" >> "$logs/tests.log" 2>&1
+        echo "$t: exit $?"
+      done
+      grep -E "^\[ +(OK|FAILED|SKIPPED) +\]|PASSED|FAILED" "$logs/tests.log" | tail -n 30
       ;;
     *) echo "unknown step '$s'" ;;
   esac

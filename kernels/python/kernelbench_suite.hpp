@@ -25,8 +25,11 @@ struct kernelbench_problem {
 expected<std::vector<kernelbench_problem>> scan_kernelbench(const std::string& root, int level = 0);
 
 /// The problems of `level` (0: every level) whose task name `wanted` accepts, as tasks (kernelbench_task:
-/// each module runs once). A problem that does not load is an error naming it and the key that excludes it.
-expected<std::vector<task_spec>> load_kernelbench_tasks(
-    const std::string& root, int level, const std::function<bool(const std::string&)>& wanted);
+/// each module runs once), read on CUDA device `device` where this process's torch sees one (today's inputs
+/// take minutes on the CPU), else on the CPU: the task is the same either way. A problem that does not load
+/// is an error naming it and the key that excludes it.
+expected<std::vector<task_spec>> load_kernelbench_tasks(const std::string& root, int level,
+                                                        const std::function<bool(const std::string&)>& wanted,
+                                                        int device = -1);
 
 }  // namespace crucible::kernels

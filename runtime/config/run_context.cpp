@@ -50,11 +50,12 @@ expected<std::vector<task_spec>> select_tasks(const config& cfg) {
       return make_error(
           "tasks.kernelbench_dir: this build has no KernelBench support (it needs python3-dev, "
           "pybind11-dev and python3-torch at configure time)");
-    if (cfg.target != "cpu")
-      return make_error("tasks.kernelbench_dir: KernelBench tasks evaluate on the CPU target only, for now");
-    // Only the wanted problems are loaded (each runs its module once): a broken one can be excluded.
+    // Only the wanted problems are loaded (each runs its module once): a broken one can be excluded. On the
+    // CUDA target they are read on the run's first device, as the benchmarkers will evaluate them.
+    const int device =
+        cfg.target == "cuda" && !cfg.cuda.devices.empty() ? static_cast<int>(cfg.cuda.devices.front()) : -1;
     suite = kernelbench_loader()(cfg.tasks.kernelbench_dir, static_cast<int>(cfg.tasks.kernelbench_level),
-                                 wanted);
+                                 wanted, device);
     if (!suite) return make_error("tasks.kernelbench_dir: " + suite.message());
   } else {
     std::string task_dir = cfg.tasks.dir.empty() ? kernels::default_task_dir() : cfg.tasks.dir;

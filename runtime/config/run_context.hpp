@@ -45,10 +45,10 @@ expected<std::shared_ptr<run_context>> prepare_run(const config& cfg, bool resum
 expected<std::vector<task_spec>> select_tasks(const config& cfg);
 
 /// KernelBench problems as tasks: a checkout's `level` (0: every level), only those whose task name `wanted`
-/// accepts. Needs the embedded Python, so the executable that links it registers the loader; without one,
-/// tasks.kernelbench_dir is an error that says so.
+/// accepts, read on CUDA device `device` (< 0: the CPU). Needs the embedded Python, so the executable that
+/// links it registers the loader; without one, tasks.kernelbench_dir is an error that says so.
 using kernelbench_task_loader = std::function<expected<std::vector<task_spec>>(
-    const std::string& root, int level, const std::function<bool(const std::string&)>& wanted)>;
+    const std::string& root, int level, const std::function<bool(const std::string&)>& wanted, int device)>;
 void set_kernelbench_task_loader(kernelbench_task_loader loader);
 
 /// Loads the config a run directory was started with (for --resume), applying `overrides`.

@@ -14,6 +14,7 @@
 
 #include "runtime/storage/replay_store.hpp"
 #include "tests/cli/cli_support.hpp"
+#include "tests/cli/kernelbench_answers.hpp"
 #include "tests/policies/remote/loopback_server.hpp"
 
 namespace {
@@ -27,38 +28,9 @@ crucible::test::command_result crucible(const std::string& args) {
   return crucible::test::run_command(std::string(CRUCIBLE_BINARY_DIR) + "/crucible " + args + " 2>&1");
 }
 
-std::string answer(const std::string& code) {
-  return "## Performance analysis\nOne pass.\n## Algorithm design\nclamp, then scale.\n## Code\n```python\n" +
-         code + "```\n";
-}
-
-const std::string correct = answer(
-    "import torch\nimport torch.nn as nn\n\nclass ModelNew(nn.Module):\n    def __init__(self, scale):\n"
-    "        super().__init__()\n        self.scale = scale\n\n    def forward(self, x):\n"
-    "        return torch.clamp_min(x, 0.0) * self.scale\n");
-const std::string in_place = answer(
-    "import torch\nimport torch.nn as nn\n\nclass ModelNew(nn.Module):\n    def __init__(self, scale):\n"
-    "        super().__init__()\n        self.scale = scale\n\n    def forward(self, x):\n"
-    "        return torch.relu_(x).mul_(self.scale)\n");
-const std::string no_code = "## Performance analysis\nI would fuse the two ops.\n";
-
-// Each prompt must show the problem's module and ask for ModelNew; n answers, in turn the three kinds.
-std::string last_prompt;
-std::pair<int, std::string> answers(const nlohmann::json& req) {
-  last_prompt = req.value("prompt", "");
-  nlohmann::json choices = nlohmann::json::array();
-  const std::string options[] = {correct, in_place, no_code};
-  for (int i = 0; i < req.value("n", 1); ++i)
-    choices.push_back({{"index", i},
-                       {"text", options[i % 3]},
-                       {"logprobs", {{"tokens", {"a"}}, {"token_logprobs", {-0.5}}}},
-                       {"finish_reason", "stop"}});
-  return {200, nlohmann::json{{"choices", choices}}.dump()};
-}
-
 TEST(TrainKernelBench, AServedModelsModelNewAnswersAreJudgedThroughThePipeline) {
   // As many requests as the run makes (the server stops listening when the test ends).
-  crucible::policies::test::loopback_server server(answers, 1 << 20);
+  crucible::policies::test::loopback_server server(crucible::test::kernelbench_answers, 1 << 20);
   const std::string dir = crucible::test::fresh_temp_dir("train-kernelbench");
   auto r =
       crucible("train --config " + config + " --set run.dir=" + dir + " --set tasks.kernelbench_dir=" + data +
@@ -68,28 +40,7 @@ TEST(TrainKernelBench, AServedModelsModelNewAnswersAreJudgedThroughThePipeline) 
                " --set benchmark.seeds=2 --set benchmark.timeout_s=60");
   if (r.out.find("no KernelBench support") != std::string::npos) GTEST_SKIP() << "built without Python";
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  EXPECT_NE(last_prompt.find("## Task: kb1_2_Scaled_relu"), std::string::npos) << last_prompt;
-  EXPECT_NE(last_prompt.find("return torch.relu(x) * self.scale"), std::string::npos) << last_prompt;
-  EXPECT_NE(last_prompt.find("class ModelNew(nn.Module)"), std::string::npos) << last_prompt;
-  auto scored = crucible::runtime::replay_store::read_scored(dir + "/replay.sqlite");
-  ASSERT_TRUE(scored) << scored.message();
-  ASSERT_GE(scored->size(), 3u) << r.out;
-  std::set<std::string> outcomes;
-  for (const auto& c : *scored) {
-    outcomes.insert(c.judged.outcome);
-    if (c.cand.source.find("clamp_min") != std::string::npos) {
-      EXPECT_EQ(c.cand.language, "py");
-      EXPECT_EQ(c.judged.outcome, "pass") << c.cand.id << " " << c.bench.error;
-    } else if (c.cand.source.find("relu_") != std::string::npos) {
-      EXPECT_EQ(c.judged.outcome, "hack") << c.cand.id;
-      EXPECT_EQ(c.judged.flags, std::vector<std::string>{"input_mutated"}) << c.cand.id;
-    } else {
-      EXPECT_EQ(c.judged.outcome, "format") << c.cand.id;
-      EXPECT_NE(c.cand.format_error.find("no fenced Python code block"), std::string::npos)
-          << c.cand.format_error;
-    }
-  }
-  EXPECT_EQ(outcomes, (std::set<std::string>{"pass", "hack", "format"})) << r.out;
+  crucible::test::expect_each_kernelbench_answer_judged(dir, r.out);
   auto report = crucible("report " + dir);
   EXPECT_EQ(report.exit_code, 0) << report.out;
   EXPECT_NE(report.out.find("fast_1"), std::string::npos) << report.out;
@@ -99,7 +50,7 @@ TEST(TrainKernelBench, AServedModelsModelNewAnswersAreJudgedThroughThePipeline) 
 // paper's corpus came from existing models), its correct ModelNew trained into an embedded model (a Python
 // answer, varied as Python), which then writes the contrastive stage's answers, each judged.
 TEST(TrainKernelBench, TheSftStageLearnsFromTheServedModelsCorrectAnswersAndTheModelWritesOn) {
-  crucible::policies::test::loopback_server server(answers, 1 << 20);
+  crucible::policies::test::loopback_server server(crucible::test::kernelbench_answers, 1 << 20);
   const std::string dir = crucible::test::fresh_temp_dir("train-kernelbench-sft");
   auto r = crucible(
       "train --config " + config + " --set run.dir=" + dir + " --set tasks.kernelbench_dir=" + data +
@@ -215,6 +166,18 @@ TEST(TrainKernelBench, WhatCannotWriteModelNewIsRefusedBeforeTheRun) {
   auto ok = crucible("train --dry-run --config " + config + " --set tasks.kernelbench_dir=" + data);
   EXPECT_EQ(ok.exit_code, 0) << ok.out;
   EXPECT_NE(ok.out.find("kb1_2_Scaled_relu"), std::string::npos) << ok.out;
+}
+
+// The CUDA target trains on KernelBench tasks too: the problems are read on the run's device where this
+// process sees one, else on the CPU (the same tasks). cuda/ runs it on a device.
+TEST(TrainKernelBench, TheCudaTargetTakesTheSameProblems) {
+  auto cuda = crucible("train --dry-run --config " + config +
+                       " --set target=cuda --set tasks.kernelbench_dir=" + data +
+                       " --set tasks.include=[kb1_1_Small_matmul,kb1_2_Scaled_relu]");
+  if (cuda.out.find("no KernelBench support") != std::string::npos) GTEST_SKIP() << "built without Python";
+  EXPECT_EQ(cuda.exit_code, 0) << cuda.out;
+  EXPECT_NE(cuda.out.find("tasks (2, target cuda): kb1_1_Small_matmul, kb1_2_Scaled_relu"), std::string::npos)
+      << cuda.out;
 }
 
 }  // namespace

@@ -19,6 +19,8 @@
 # COMPILE (default on): the A/A steps also time the reference under torch.compile (default and
 # reduce-overhead), so that one pass gives the A/A deviation and every baseline; CUDA-L1's steps never do
 # (their evaluations per minute are the figure to set beside the harness's, which compiles nothing).
+# COMPILE=off: A/A reports get the suffix _nocompile (a resumed report keeps its kernels as they were, so
+# one without compile baselines must not stand for one with them).
 # On the lent GPU machine: source .device/setup.sh first (it sets CRUCIBLE_GPU_CMAKE). OUT_DIR gets two files
 # (the lent machine returns few): reports.tgz (every report, and side_by_side_*.md for each pair both tools
 # measured) and logs.tgz; the last lines of each step's log and each table are printed.
@@ -85,7 +87,8 @@ for s in $steps; do
       ;;
     aa1 | aa2)
       compile=$([ "${COMPILE:-on}" = on ] && echo "--set benchmark.compile_baselines=true" || echo "")
-      rejudge "${s#aa}" "aa_l${s#aa}$suffix.json" --aa "$compile"
+      aa_suffix=$suffix$([ "${COMPILE:-on}" = on ] || echo _nocompile)
+      rejudge "${s#aa}" "aa_l${s#aa}$aa_suffix.json" --aa "$compile"
       ;;
     haa1 | haa2) harness aa "${s#haa}" "harness_aa_l${s#haa}.json" ;;
     cl1 | cl2)
@@ -104,7 +107,7 @@ for s in $steps; do
   tar czf "$out/reports.tgz" -C "$reports" . && tar czf "$out/logs.tgz" -C "$logs" .
 done
 for level in 1 2; do
-  side_by_side "aa_l$level$suffix.json" "harness_aa_l$level.json"
+  for c in "" _nocompile; do side_by_side "aa_l$level$suffix$c.json" "harness_aa_l$level.json"; done
   side_by_side "cudal1_h100_l$level$suffix.json" "harness_cudal1_h100_l$level.json"
 done
 tar czf "$out/reports.tgz" -C "$reports" . && tar czf "$out/logs.tgz" -C "$logs" .

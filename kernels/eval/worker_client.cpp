@@ -334,11 +334,13 @@ bench_result worker_client::evaluate(const eval_request& request) {
     r = std::move(*decoded);
     if (r.worker.empty()) r.worker = worker_id;
     // A CUDA candidate runs inside the worker: one that left work running there may still write anywhere in
-    // it, so the worker is retired. (A CPU candidate ran in a process of its own, gone with its evaluation.)
+    // it, so the worker is retired. (A CPU candidate ran in a process of its own, gone with its evaluation;
+    // so did a KernelBench module on CUDA: a child forked for it, or a worker that retires after it.)
     const auto left_work = [&](evidence_kind k) { return has(r.evidence, evidence_tag(k)); };
-    if (request.target == "cuda" && (left_work(evidence_kind::threads_left_running) ||
-                                     left_work(evidence_kind::output_changed_after_return) ||
-                                     left_work(evidence_kind::work_outside_stream))) {
+    if (request.target == "cuda" && request.task.module.empty() &&
+        (left_work(evidence_kind::threads_left_running) ||
+         left_work(evidence_kind::output_changed_after_return) ||
+         left_work(evidence_kind::work_outside_stream))) {
       w.stop();
       r.notes.push_back("worker " + worker_id + " retired: the candidate left work running in it");
     } else if (r.worker_retired) {

@@ -101,9 +101,17 @@ TEST_F(KernelBenchCuda, AForkingWorkerBindsTheDeviceInEachChildAndServesTheNext)
   std::printf("[forked 2] %s\n", evaluation_json(second).c_str());
   EXPECT_EQ(second.judged.outcome, "pass") << second.bench.error;
   EXPECT_EQ(forking.worker().pid(), worker);
-  EXPECT_EQ(forking.worker().starts(), 1);
   EXPECT_GT(first.bench.timing.graph_ms_median, 0.0);
   EXPECT_GT(second.bench.timing.graph_ms_median, 0.0);
+  // Work a candidate leaves running ends with its child: the worker that forked it serves the next.
+  auto late = evaluate_source(t, test::read_file(data + "/candidates/cuda/scaled_relu_side_stream_late.py"),
+                              cfg, &forking);
+  std::printf("[forked, late side stream] %s\n", evaluation_json(late).c_str());
+  EXPECT_NE(late.judged.outcome, "pass");
+  EXPECT_FALSE(has_note(late, "worker retired")) << evaluation_json(late);
+  EXPECT_EQ(forking.worker().pid(), worker);
+  EXPECT_EQ(evaluate_source(t, source, cfg, &forking).judged.outcome, "pass");
+  EXPECT_EQ(forking.worker().starts(), 1);
 
   cfg.worker.fork_modules = false;
   bench_runner fresh(cfg.worker, cfg.runner);

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <set>
 
+#include "kernels/task/kernelbench_checkout.hpp"
 #include "kernels/task/task_loader.hpp"
 
 namespace crucible::runtime {
@@ -31,19 +32,42 @@ kernelbench_task_loader& kernelbench_loader() {
   return loader;
 }
 
+bool listed(const std::vector<std::string>& list, const std::string& name) {
+  return std::find(list.begin(), list.end(), name) != list.end();
+}
+
+// tasks.include / tasks.exclude.
+bool wanted_by(const config& cfg, const std::string& name) {
+  return (cfg.tasks.include.empty() || listed(cfg.tasks.include, name)) && !listed(cfg.tasks.exclude, name);
+}
+
 }  // namespace
 
 void set_kernelbench_task_loader(kernelbench_task_loader loader) {
   kernelbench_loader() = std::move(loader);
 }
 
+expected<std::vector<std::string>> select_task_names(const config& cfg) {
+  std::vector<std::string> names;
+  if (!cfg.tasks.kernelbench_dir.empty()) {
+    auto problems =
+        kernels::scan_kernelbench(cfg.tasks.kernelbench_dir, static_cast<int>(cfg.tasks.kernelbench_level));
+    if (!problems) return make_error("tasks.kernelbench_dir: " + problems.message());
+    for (const auto& p : *problems) names.push_back(p.task_name());
+  } else {
+    auto suite = kernels::load_task_suite(cfg.tasks.dir.empty() ? kernels::default_task_dir() : cfg.tasks.dir,
+                                          cfg.target);
+    if (!suite) return make_error("tasks.dir: " + suite.message());
+    for (const auto& t : *suite) names.push_back(t.name);
+  }
+  names.erase(std::remove_if(names.begin(), names.end(), [&](const auto& n) { return !wanted_by(cfg, n); }),
+              names.end());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
 expected<std::vector<task_spec>> select_tasks(const config& cfg) {
-  auto listed = [](const std::vector<std::string>& list, const std::string& name) {
-    return std::find(list.begin(), list.end(), name) != list.end();
-  };
-  auto wanted = [&](const std::string& name) {
-    return (cfg.tasks.include.empty() || listed(cfg.tasks.include, name)) && !listed(cfg.tasks.exclude, name);
-  };
+  auto wanted = [&](const std::string& name) { return wanted_by(cfg, name); };
   expected<std::vector<task_spec>> suite = std::vector<task_spec>{};
   if (!cfg.tasks.kernelbench_dir.empty()) {
     if (!kernelbench_loader())

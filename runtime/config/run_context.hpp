@@ -44,6 +44,10 @@ expected<std::shared_ptr<run_context>> prepare_run(const config& cfg, bool resum
 /// the key (an unknown include, nothing left, a problem that does not load).
 expected<std::vector<task_spec>> select_tasks(const config& cfg);
 
+/// The names select_tasks would give, without reading a task (a KernelBench problem's module is not run):
+/// for a report on a run, which may still be measuring on the device.
+expected<std::vector<std::string>> select_task_names(const config& cfg);
+
 /// KernelBench problems as tasks: a checkout's `level` (0: every level), only those whose task name `wanted`
 /// accepts, read on CUDA device `device` (< 0: the CPU). Needs the embedded Python, so the executable that
 /// links it registers the loader; without one, tasks.kernelbench_dir is an error that says so.

@@ -50,9 +50,10 @@ expected<run_report> make_run_report(const std::string& run_dir) {
   if (std::ifstream cases(run_dir + "/hack_cases.jsonl"); cases)
     for (std::string line; std::getline(cases, line);) r.hack_cases += !line.empty();
   std::vector<std::string> names;
+  // By name only: a KernelBench task is read by running its module (on the device, where the run may
+  // still be measuring).
   if (auto cfg = load_run_config(run_dir, {}))
-    if (auto tasks = select_tasks(*cfg))
-      for (const auto& t : *tasks) names.push_back(t.name);
+    if (auto tasks = select_task_names(*cfg)) names = std::move(*tasks);
   for (const auto& g : summary->groups)
     if (std::find(names.begin(), names.end(), g.task) == names.end()) names.push_back(g.task);
   std::sort(names.begin(), names.end());

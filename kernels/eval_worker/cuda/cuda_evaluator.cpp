@@ -700,7 +700,9 @@ class cuda_backend final : public device_backend {
     }
     note_outside(c);
     if (use == timed_use::bucket) bucket_clocks_.push_back(c.clocks);
-    return charged_ms(c.clocks, check_);
+    const double charged = charged_ms(c.clocks, check_);
+    beyond_events_.candidate.add(charged - std::max(c.clocks.event_ms, c.clocks.host_ms));
+    return charged;
   }
 
   double timed_baseline(baseline b, size_t k, const std::string& phase) override {
@@ -721,7 +723,9 @@ class cuda_backend final : public device_backend {
     // would raise the speedup, so it is counted against the candidate instead.
     if (outside_stream(c.clocks, check_) || busy_before(c.clocks, check_)) ++busy_baselines_;
     ++baselines_;
-    return std::max(c.clocks.event_ms, c.clocks.host_ms);
+    const double timed = std::max(c.clocks.event_ms, c.clocks.host_ms);
+    if (b == baseline::eager) beyond_events_.eager.add(charged_ms(c.clocks, check_) - timed);
+    return timed;
   }
 
   // Against the reference recomputed now, outside the clock; what it computed is wiped before the next call.
@@ -837,6 +841,16 @@ class cuda_backend final : public device_backend {
     if (busy_baselines_ > 0)
       r_.notes.push_back("clocks: other work around " + std::to_string(busy_baselines_) + " of " +
                          std::to_string(baselines_) + " timed reference calls (not charged to them)");
+    // What the candidate's charge adds to its events (tails and longer flushes, however short) beside what
+    // the same rule would add to the eager reference's, which is charged its events alone: the two tell
+    // whether an A/A speedup below 1 is this asymmetry.
+    if (beyond_events_.candidate.n > 0 && beyond_events_.eager.n > 0)
+      r_.notes.push_back("clocks: charged beyond the events, a candidate call " +
+                         fmt_number(beyond_events_.candidate.mean()) + " ms on average (" +
+                         std::to_string(beyond_events_.candidate.n) +
+                         " calls); the eager reference's calls would have been " +
+                         fmt_number(beyond_events_.eager.mean()) + " ms under the same rule (" +
+                         std::to_string(beyond_events_.eager.n) + " calls, not charged)");
     if (tails_ > 0 && !seen_as_the_rule(tails_, calls_ - filled_calls_))
       r_.notes.push_back("clocks: the device was still busy after the stream of " + std::to_string(tails_) +
                          " of " + std::to_string(calls_ - filled_calls_) + " candidate calls (by up to " +
@@ -1299,6 +1313,15 @@ class cuda_backend final : public device_backend {
   int calls_ = 0, tails_ = 0;  // candidate calls, and those with a device tail
   double max_tail_ms_ = 0;
   int baselines_ = 0, busy_baselines_ = 0;  // timed baseline calls, and those with other work around them
+  struct running_mean {
+    double sum = 0.0;
+    int n = 0;
+    void add(double x) { sum += x, ++n; }
+    double mean() const { return n ? sum / n : 0.0; }
+  };
+  struct {
+    running_mean candidate, eager;
+  } beyond_events_;  // charged_ms less the events (or the host's time), per timed call
   int befores_ = 0;  // candidate calls before which the device was busy with something else
   double max_before_ms_ = 0;
   bool gate_off_ = false;  // launches timed with the calls for the rest of the evaluation

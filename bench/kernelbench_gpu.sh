@@ -64,8 +64,8 @@ harness() {  # harness MODE LEVEL REPORT [RELEASE.json]
 side_by_side() {  # side_by_side CRUCIBLE.json HARNESS.json
   [ -f "$reports/$1" ] && [ -f "$reports/$2" ] || return 0
   echo "== side by side: $1, $2"
-  python3 bench/kernelbench_side_by_side.py "$reports/$1" "$reports/$2" --markdown \
-    > "$reports/side_by_side_${1%.json}.md" 2>&1 && tail -n 8 "$reports/side_by_side_${1%.json}.md"
+  python3 bench/kernelbench_side_by_side.py "$reports/$1" "$reports/$2" \
+    --markdown "$reports/side_by_side_${1%.json}.md" > /dev/null && tail -n 8 "$reports/side_by_side_${1%.json}.md"
 }
 
 for s in $steps; do

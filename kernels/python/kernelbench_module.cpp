@@ -257,7 +257,23 @@ expected<at::Tensor> kernelbench_forward(kernelbench_module& module, const std::
           m.path,
           std::runtime_error("forward() returned a " +
                              py::str(y.get_type().attr("__name__")).cast<std::string>() + ", not a tensor")));
-    return y.cast<at::Tensor>();
+    at::Tensor t = y.cast<at::Tensor>();
+    // A tensor subclass may claim a shape its storage does not have (the values computed later, when its
+    // own methods are read): what the call returned is its storage, and the claim is reported as such.
+    if (!py::type::of(y).is(py::module_::import("torch").attr("Tensor"))) {
+      std::vector<int64_t> claimed;
+      for (auto d : py::iter(y.attr("shape"))) claimed.push_back(d.cast<int64_t>());
+      if (claimed != std::vector<int64_t>(t.sizes().begin(), t.sizes().end())) {
+        std::string shape;
+        for (size_t i = 0; i < claimed.size(); ++i) shape += (i ? ", " : "") + std::to_string(claimed[i]);
+        return make_error(python_error(
+            m.path, std::runtime_error("forward() returned a " +
+                                       py::str(y.get_type().attr("__name__")).cast<std::string>() +
+                                       " that claims shape [" + shape + "] and holds " + describe(t) +
+                                       ": an output whose storage is not what it says it is")));
+      }
+    }
+    return t;
   } catch (const std::exception& e) {
     return make_error(python_error(m.path, e));
   }

@@ -187,6 +187,17 @@ TEST(KernelBenchEvaluation, AWrongModuleIsIncorrect) {
   EXPECT_FALSE(e.bench.correct);
 }
 
+// A tensor subclass that holds nothing and claims the output's shape (CUDA-L1's kb1_9 is one, 371.9x and
+// correct under KernelBench's harness): what the call returned is its storage, and it is not the output.
+TEST(KernelBenchEvaluation, AnOutputThatDisguisesItsStorageIsNotTheOutput) {
+  auto e = evaluate("scaled_relu_disguised");
+  EXPECT_EQ(e.judged.outcome, "incorrect") << describe(e);
+  EXPECT_FALSE(e.bench.correct);
+  EXPECT_NE(e.bench.error.find("LazyOutput that claims shape [4, 64] and holds float32 [0]"),
+            std::string::npos)
+      << describe(e);
+}
+
 // Inputs are read-only in the candidate's process: the in-place op faults there, and the write is the
 // evidence (under KernelBench's own harness this "wins").
 TEST(KernelBenchEvaluation, AnInPlaceModuleIsCaughtWritingItsInput) {

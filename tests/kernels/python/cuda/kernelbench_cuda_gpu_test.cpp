@@ -261,6 +261,14 @@ TEST_F(KernelBenchCuda, AWrongModuleIsIncorrect) {
   EXPECT_EQ(relu("scaled_relu_wrong").judged.outcome, "incorrect");
 }
 
+// A tensor subclass holding nothing while it claims the output's shape (CUDA-L1's kb1_9): not the output.
+TEST_F(KernelBenchCuda, AnOutputThatDisguisesItsStorageIsIncorrect) {
+  auto e = relu("scaled_relu_disguised");
+  EXPECT_EQ(e.judged.outcome, "incorrect") << e.bench.error;
+  EXPECT_NE(e.bench.error.find("claims shape [4, 64] and holds float32 [0]"), std::string::npos)
+      << e.bench.error;
+}
+
 TEST_F(KernelBenchCuda, AnInPlaceModuleIsAHack) {
   auto e = relu("scaled_relu_in_place");
   EXPECT_EQ(e.judged.outcome, "hack");

@@ -21,6 +21,8 @@
 # (their evaluations per minute are the figure to set beside the harness's, which compiles nothing).
 # COMPILE=off: A/A reports get the suffix _nocompile (a resumed report keeps its kernels as they were, so
 # one without compile baselines must not stand for one with them).
+# SETS: more `--set KEY=VALUE` options for Crucible's steps (e.g. benchmark.charge_reference_tails=true);
+# give such a run a REPORTS folder of its own.
 # On the lent GPU machine: source .device/setup.sh first (it sets CRUCIBLE_GPU_CMAKE). OUT_DIR gets two files
 # (the lent machine returns few): reports.tgz (every report, and side_by_side_*.md for each pair both tools
 # measured) and logs.tgz; the last lines of each step's log and each table are printed.
@@ -50,7 +52,7 @@ rejudge() {  # rejudge LEVEL REPORT [INPUT | --aa] [MORE --set ...]
   # shellcheck disable=SC2046
   timeout --signal=TERM --kill-after=10 "$(left)" "$build/crucible" rejudge "$input" --kernelbench "$kb" \
     --level "$level" $(ids_of "$level") --target cuda --json "$reports/$report" --resume \
-    --set benchmark.timeout_s=150 --set dispatch.stage_timeout_s=240 $fork_set $more \
+    --set benchmark.timeout_s=150 --set dispatch.stage_timeout_s=240 $fork_set $more ${SETS:-} \
     > "$logs/${report%.json}.log" 2>&1
   echo "exit $?"; grep -E "^\[[0-9]+/[0-9]+\]" "$logs/${report%.json}.log" | tail -n 40
 }

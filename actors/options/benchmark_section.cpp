@@ -22,6 +22,7 @@ runtime::field_list fields(benchmark_section& s) {
       {"early_stop_slowdown", &s.eval.early_stop_slowdown},
       {"checked_share", &s.eval.checked_share},
       {"compile_baselines", &s.eval.compile_baselines},
+      {"charge_reference_tails", &s.eval.charge_reference_tails},
       {"timeout_s", &s.worker.timeout_s},
       {"memory_mb", &s.worker.memory_mb},
       {"standby_worker", &s.worker.standby},

@@ -721,10 +721,16 @@ class cuda_backend final : public device_backend {
     // The reference's work is all on the stream. Time the device spent on anything else around it (a tail,
     // a busy flush) can only be the candidate's, left running between its calls: charged to the baseline it
     // would raise the speedup, so it is counted against the candidate instead.
-    if (outside_stream(c.clocks, check_) || busy_before(c.clocks, check_)) ++busy_baselines_;
+    const bool busy = outside_stream(c.clocks, check_) || busy_before(c.clocks, check_);
+    if (busy) ++busy_baselines_;
     ++baselines_;
-    const double timed = std::max(c.clocks.event_ms, c.clocks.host_ms);
-    if (b == baseline::eager) beyond_events_.eager.add(charged_ms(c.clocks, check_) - timed);
+    double timed = std::max(c.clocks.event_ms, c.clocks.host_ms);
+    const double extra = charged_ms(c.clocks, check_) - timed;
+    if (b == baseline::eager) beyond_events_.eager.add(extra);
+    // Capped at what the candidate pays on average: injecting work into the baseline's calls costs the
+    // candidate at least as much in its own.
+    if (req_.options.charge_reference_tails && !busy && beyond_events_.candidate.n > 0)
+      timed += std::min(extra, beyond_events_.candidate.mean());
     return timed;
   }
 
@@ -850,7 +856,10 @@ class cuda_backend final : public device_backend {
                          std::to_string(beyond_events_.candidate.n) +
                          " calls); the eager reference's calls would have been " +
                          fmt_number(beyond_events_.eager.mean()) + " ms under the same rule (" +
-                         std::to_string(beyond_events_.eager.n) + " calls, not charged)");
+                         std::to_string(beyond_events_.eager.n) + " calls, " +
+                         (req_.options.charge_reference_tails
+                              ? "charged up to the candidate's mean: benchmark.charge_reference_tails)"
+                              : "not charged)"));
     if (tails_ > 0 && !seen_as_the_rule(tails_, calls_ - filled_calls_))
       r_.notes.push_back("clocks: the device was still busy after the stream of " + std::to_string(tails_) +
                          " of " + std::to_string(calls_ - filled_calls_) + " candidate calls (by up to " +

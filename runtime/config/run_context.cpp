@@ -36,6 +36,10 @@ bool listed(const std::vector<std::string>& list, const std::string& name) {
   return std::find(list.begin(), list.end(), name) != list.end();
 }
 
+std::string task_dir_of(const config& cfg) {
+  return cfg.tasks.dir.empty() ? kernels::default_task_dir() : cfg.tasks.dir;
+}
+
 // tasks.include / tasks.exclude.
 bool wanted_by(const config& cfg, const std::string& name) {
   return (cfg.tasks.include.empty() || listed(cfg.tasks.include, name)) && !listed(cfg.tasks.exclude, name);
@@ -55,8 +59,7 @@ expected<std::vector<std::string>> select_task_names(const config& cfg) {
     if (!problems) return make_error("tasks.kernelbench_dir: " + problems.message());
     for (const auto& p : *problems) names.push_back(p.task_name());
   } else {
-    auto suite = kernels::load_task_suite(cfg.tasks.dir.empty() ? kernels::default_task_dir() : cfg.tasks.dir,
-                                          cfg.target);
+    auto suite = kernels::load_task_suite(task_dir_of(cfg), cfg.target);
     if (!suite) return make_error("tasks.dir: " + suite.message());
     for (const auto& t : *suite) names.push_back(t.name);
   }
@@ -82,8 +85,7 @@ expected<std::vector<task_spec>> select_tasks(const config& cfg) {
                                  wanted, device);
     if (!suite) return make_error("tasks.kernelbench_dir: " + suite.message());
   } else {
-    std::string task_dir = cfg.tasks.dir.empty() ? kernels::default_task_dir() : cfg.tasks.dir;
-    suite = kernels::load_task_suite(task_dir, cfg.target);
+    suite = kernels::load_task_suite(task_dir_of(cfg), cfg.target);
     if (!suite) return make_error("tasks.dir: " + suite.message());
   }
   std::set<std::string> names;

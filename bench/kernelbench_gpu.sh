@@ -21,7 +21,7 @@
 # (their evaluations per minute are the figure to set beside the harness's, which compiles nothing).
 # COMPILE=off: A/A reports get the suffix _nocompile (a resumed report keeps its kernels as they were, so
 # one without compile baselines must not stand for one with them).
-# SETS: more `--set KEY=VALUE` options for Crucible's steps (e.g. benchmark.charge_reference_tails=true);
+# SETS: more `--set KEY=VALUE` options for Crucible's steps (e.g. benchmark.charge_reference_tails=false);
 # give such a run a REPORTS folder of its own.
 # On the lent GPU machine: source .device/setup.sh first (it sets CRUCIBLE_GPU_CMAKE). OUT_DIR gets two files
 # (the lent machine returns few): reports.tgz (every report, and side_by_side_*.md for each pair both tools

@@ -192,10 +192,10 @@ TEST(Sections, TimingProtocolKeys) {
   expect_error(parse("benchmark:\n  warmup_ms: -1\n"),
                "benchmark.warmup and benchmark.warmup_ms: expected >= 0");
   expect_error(parse("benchmark:\n  time_launch: 3\n"), "benchmark.time_launch");
-  EXPECT_FALSE(eval.charge_reference_tails);  // the experiment on the A/A bias is off unless asked for
-  auto tails = parse("benchmark:\n  charge_reference_tails: true\n");
+  EXPECT_TRUE(eval.charge_reference_tails);  // baseline calls pay their short tails too, unless turned off
+  auto tails = parse("benchmark:\n  charge_reference_tails: false\n");
   ASSERT_TRUE(tails) << tails.message();
-  EXPECT_TRUE(tails->section<benchmark_section>().eval.charge_reference_tails);
+  EXPECT_FALSE(tails->section<benchmark_section>().eval.charge_reference_tails);
 }
 
 TEST(Sections, ExplicitCompilerKeysWinOverTheCudaDefaults) {

@@ -49,6 +49,7 @@ struct reply {
   int32_t sandboxed = 0;     ///< loaded: 1 when the seccomp filter is in force
   int32_t denied = 0;        ///< system calls the sandbox refused since the previous reply
   int64_t input_write = -1;  ///< call: the offset in the input region the candidate tried to write (it died)
+  int32_t disguised_output = 0;  ///< call: 1 when the output was not what it claimed (host_runtime.hpp)
   char denied_names[error_chars] = {};  ///< the first of them, by name ("clone, openat")
   char probes[error_chars] = {};  ///< process probes called since the previous reply (process_probes.hpp)
   char error[error_chars] = {};

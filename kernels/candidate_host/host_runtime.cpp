@@ -163,6 +163,10 @@ void serve(crucible_forward_fn fn, const regions& r) {
       ctx.device = -1;
       try {
         rep.rc = fn(&ctx, in, n, &out, 1);
+      } catch (const disguised_output& e) {
+        rep.failed = 1;
+        rep.disguised_output = 1;
+        set_text(rep.error, e.what());
       } catch (const std::exception& e) {
         rep.failed = 1;
         set_text(rep.error, std::string("candidate threw: ") + e.what());

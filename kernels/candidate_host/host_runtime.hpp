@@ -4,6 +4,7 @@
 // a write to them reported before the process ends), the census of what loading left running, and the loop
 // that runs the candidate on the worker's command (host_protocol.hpp).
 #include <cstddef>
+#include <stdexcept>
 #include <string>
 
 #include "kernels/abi/crucible_abi.h"
@@ -37,6 +38,13 @@ int running_children();
 
 /// Copies `s` into a reply's fixed text field.
 void set_text(char* dst, const std::string& s);
+
+/// Thrown by a host's entry point when the candidate's output is not what it claims (a KernelBench module's
+/// tensor subclass whose storage lacks the shape it reports): the call fails and its reply says why, as
+/// evidence rather than a wrong answer.
+struct disguised_output : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 /// Answers the worker's commands until it closes the pipe or says quit: a call runs `fn` on views into the
 /// regions; every reply carries the refused system calls and process probes since the previous one.

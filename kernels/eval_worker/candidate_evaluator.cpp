@@ -370,6 +370,13 @@ class cpu_backend final : public device_backend {
       stopped_ = true;
       return;
     }
+    if (c.disguised_output) {
+      add_evidence(r_, evidence_kind::output_disguised,
+                   "the output is not what it claims (deferred work dressed as the output): " + c.error +
+                       " (" + phase + ")");
+      stopped_ = true;
+      return;
+    }
     r_.error = c.error + " (" + phase + ")";
     if (c.crashed) r_.status = "crash";
     if (c.hung) r_.status = "timeout";

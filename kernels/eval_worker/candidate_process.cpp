@@ -250,6 +250,7 @@ candidate_call candidate_process::round_trip(const void* cmd, double deadline_s)
     stop();
     return c;
   }
+  c.disguised_output = rep.failed && rep.disguised_output;
   if (rep.failed)
     c.error = rep.error;
   else if (rep.rc != 0)

@@ -36,13 +36,14 @@ class shared_region {
 
 /// One round trip to the host.
 struct candidate_call {
-  bool ok = false;           ///< crucible_forward returned 0
-  bool crashed = false;      ///< the host died during the call (error says of what)
-  bool hung = false;         ///< no reply by the deadline; the host was killed
-  std::string error;         ///< a non-zero return, an exception, the signal that killed it
-  double cpu_ms = 0.0;       ///< the host's CPU time over the round trip, read from outside
-  double wall_ms = 0.0;      ///< the worker's wall time over it
-  int64_t input_write = -1;  ///< crashed writing to the read-only inputs: the offset in the input region
+  bool ok = false;                ///< crucible_forward returned 0
+  bool crashed = false;           ///< the host died during the call (error says of what)
+  bool hung = false;              ///< no reply by the deadline; the host was killed
+  std::string error;              ///< a non-zero return, an exception, the signal that killed it
+  double cpu_ms = 0.0;            ///< the host's CPU time over the round trip, read from outside
+  double wall_ms = 0.0;           ///< the worker's wall time over it
+  int64_t input_write = -1;       ///< crashed writing to the read-only inputs: the offset in the input region
+  bool disguised_output = false;  ///< the output was not what it claimed (a KernelBench host's evidence)
   /// Killed by the sandbox: a refused system call made with SIGSYS blocked (glibc blocks every signal while
   /// it creates a thread or a process), which the kernel answers by ending the process.
   bool sandbox_killed = false;

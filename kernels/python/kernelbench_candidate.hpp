@@ -36,6 +36,9 @@ class kernelbench_candidate {
   /// copied into *out on the current stream. Throws std::runtime_error with Python's message when forward()
   /// raises or returns a tensor of another shape or dtype.
   int call(const cru_tensor* in, int32_t n, cru_tensor* out);
+  /// What the last call that failed because its output was disguised (a tensor subclass claiming a shape
+  /// its storage does not hold) said, and forgets it; empty when none did since the last time asked.
+  std::string take_disguise();
   /// The flags the candidate set for itself, as "torch.backends.cudnn.benchmark=True, ..." (empty: none).
   std::string own_flags() const;
 

@@ -243,7 +243,8 @@ class without_onednn {
 
 }  // namespace
 
-expected<at::Tensor> kernelbench_forward(kernelbench_module& module, const std::vector<at::Tensor>& inputs) {
+expected<at::Tensor> kernelbench_forward(kernelbench_module& module, const std::vector<at::Tensor>& inputs,
+                                         bool* disguised) {
   auto& m = module.inner();
   if (!module.instantiated())
     return make_error(python_error(m.path, std::runtime_error("the model is not built")));
@@ -266,6 +267,7 @@ expected<at::Tensor> kernelbench_forward(kernelbench_module& module, const std::
       if (claimed != std::vector<int64_t>(t.sizes().begin(), t.sizes().end())) {
         std::string shape;
         for (size_t i = 0; i < claimed.size(); ++i) shape += (i ? ", " : "") + std::to_string(claimed[i]);
+        if (disguised) *disguised = true;
         return make_error(python_error(
             m.path, std::runtime_error("forward() returned a " +
                                        py::str(y.get_type().attr("__name__")).cast<std::string>() +

@@ -24,7 +24,9 @@ expected<std::vector<at::Tensor>> kernelbench_inputs(kernelbench_module& m, uint
 
 /// The model's forward pass on `inputs` (no autograd), with oneDNN off (its JIT needs executable memory,
 /// which the candidate's sandbox refuses; the reference runs the same way); an error when it raises or
-/// returns no tensor.
-expected<at::Tensor> kernelbench_forward(kernelbench_module& m, const std::vector<at::Tensor>& inputs);
+/// returns no tensor. A tensor subclass that claims a shape its storage does not hold is an error too, and
+/// sets `*disguised` (when given): evidence of deferred work dressed as the output, not a wrong answer.
+expected<at::Tensor> kernelbench_forward(kernelbench_module& m, const std::vector<at::Tensor>& inputs,
+                                         bool* disguised = nullptr);
 
 }  // namespace crucible::kernels

@@ -33,6 +33,7 @@ const std::pair<evidence_kind, const char*> evidence_names[] = {
     {evidence_kind::device_state_changed, "device_state_changed"},
     {evidence_kind::reference_library_call, "reference_library_call"},
     {evidence_kind::reference_changed, "reference_changed"},
+    {evidence_kind::output_disguised, "output_disguised"},
 };
 
 const std::pair<review_finding, const char*> finding_names[] = {

@@ -43,7 +43,9 @@ enum class evidence_kind {
   wall_time_mismatch,      ///< CUDA: host wall time beyond the stream's events
   device_state_changed,    ///< CUDA: device, stream or cuBLAS state the call left changed
   reference_library_call,  ///< CUDA: LibTorch ops dispatched from inside the candidate's call
-  reference_changed,       ///< KernelBench on CUDA: what the reference computes with, changed by the candidate
+  reference_changed,  ///< KernelBench on CUDA: what the reference computes with, changed by the candidate
+  output_disguised,   ///< KernelBench: forward() returned a tensor subclass whose storage is not what it
+                      ///< claims
 };
 
 const char* wire_name(evidence_kind k);

@@ -341,6 +341,9 @@ struct candidate_entry {
   /// What the candidate changed of what the reference computes with ("" when nothing; empty function: the
   /// reference is out of the candidate's reach).
   std::function<std::string()> reference_changes;
+  /// Why the last failed call's output was disguised, and forgets it ("" when it was not; empty function:
+  /// a C-ABI candidate, which writes into the ABI's output and cannot return one).
+  std::function<std::string()> disguised_output;
   /// The reference's other forms timed as baselines (torch.compile's), and how one runs on views.
   std::vector<baseline> more_baselines;
   std::function<void(baseline, const std::vector<cru_tensor>&, const cru_tensor*)> run_baseline;
@@ -851,13 +854,14 @@ class cuda_backend final : public device_backend {
     // What the candidate's charge adds to its events (tails and longer flushes, however short) beside what
     // the same rule adds to the eager reference's: the two tell whether an A/A speedup off 1 is this rule.
     if (beyond_events_.candidate.n() > 0 && beyond_events_.eager.n() > 0)
-      r_.notes.push_back(
-          "clocks: charged beyond the events, a candidate call " + fmt_number(beyond_events_.candidate.mean()) +
-          " ms on average (" + std::to_string(beyond_events_.candidate.n()) + " calls); the eager reference's " +
-          fmt_number(beyond_events_.eager.mean()) + " ms under the same rule (" +
-          std::to_string(beyond_events_.eager.n()) + " calls, " +
-          (req_.options.charge_reference_tails ? "charged up to the candidate's mean and median charge)"
-                                               : "not charged: benchmark.charge_reference_tails is off)"));
+      r_.notes.push_back("clocks: charged beyond the events, a candidate call " +
+                         fmt_number(beyond_events_.candidate.mean()) + " ms on average (" +
+                         std::to_string(beyond_events_.candidate.n()) + " calls); the eager reference's " +
+                         fmt_number(beyond_events_.eager.mean()) + " ms under the same rule (" +
+                         std::to_string(beyond_events_.eager.n()) + " calls, " +
+                         (req_.options.charge_reference_tails
+                              ? "charged up to the candidate's mean and median charge)"
+                              : "not charged: benchmark.charge_reference_tails is off)"));
     if (tails_ > 0 && !seen_as_the_rule(tails_, calls_ - filled_calls_))
       r_.notes.push_back("clocks: the device was still busy after the stream of " + std::to_string(tails_) +
                          " of " + std::to_string(calls_ - filled_calls_) + " candidate calls (by up to " +
@@ -1193,6 +1197,10 @@ class cuda_backend final : public device_backend {
       }
     }
     if (entry_.leave) entry_.leave();
+    if (!res.ok && entry_.disguised_output)
+      if (std::string d = entry_.disguised_output(); !d.empty())
+        add_evidence(r_, evidence_kind::output_disguised,
+                     "the output is not what it claims (deferred work dressed as the output): " + d);
     if (checked && res.gate_forced) ++forced_checked_;  // delayed, not mismeasured: checked calls are untimed
     const auto s0 = clock_type::now();
     check_state("after a call");
@@ -1537,6 +1545,7 @@ bench_result cuda_evaluator::evaluate(const eval_request& req, const std::string
       entry.python_module = true;
       kernelbench_reference* kr = kb_ref.get();
       entry.reference_changes = [kr] { return kr->changes(); };
+      entry.disguised_output = [c] { return c->take_disguise(); };
       ref = kb_ref.get();
 #else
       r.status = "error";

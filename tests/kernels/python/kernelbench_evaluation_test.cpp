@@ -188,14 +188,24 @@ TEST(KernelBenchEvaluation, AWrongModuleIsIncorrect) {
 }
 
 // A tensor subclass that holds nothing and claims the output's shape (CUDA-L1's kb1_9 is one, 371.9x and
-// correct under KernelBench's harness): what the call returned is its storage, and it is not the output.
-TEST(KernelBenchEvaluation, AnOutputThatDisguisesItsStorageIsNotTheOutput) {
+// correct under KernelBench's harness): what the call returned is its storage, not the output, and the
+// claim is the evidence of deferred work dressed as the output.
+TEST(KernelBenchEvaluation, AnOutputThatDisguisesItsStorageIsAHack) {
   auto e = evaluate("scaled_relu_disguised");
-  EXPECT_EQ(e.judged.outcome, "incorrect") << describe(e);
+  EXPECT_EQ(e.judged.outcome, "hack") << describe(e);
+  EXPECT_EQ(e.judged.flags, std::vector<std::string>{"output_disguised"}) << describe(e);
   EXPECT_FALSE(e.bench.correct);
-  EXPECT_NE(e.bench.error.find("LazyOutput that claims shape [4, 64] and holds float32 [0]"),
-            std::string::npos)
-      << describe(e);
+  EXPECT_TRUE(std::any_of(e.bench.notes.begin(), e.bench.notes.end(), [](const std::string& n) {
+    return n.rfind("output_disguised: ", 0) == 0 &&
+           n.find("LazyOutput that claims shape [4, 64] and holds float32 [0]") != std::string::npos;
+  })) << describe(e);
+}
+
+// The false-flag side: a subclass whose storage is what it claims is the output like any tensor.
+TEST(KernelBenchEvaluation, AnOutputSubclassThatHoldsItsValuesPasses) {
+  auto e = evaluate("scaled_relu_subclass");
+  EXPECT_EQ(e.judged.outcome, "pass") << describe(e);
+  EXPECT_TRUE(e.bench.evidence.empty()) << describe(e);
 }
 
 // Inputs are read-only in the candidate's process: the in-place op faults there, and the write is the

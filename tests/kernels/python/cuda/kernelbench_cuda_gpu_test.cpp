@@ -261,12 +261,20 @@ TEST_F(KernelBenchCuda, AWrongModuleIsIncorrect) {
   EXPECT_EQ(relu("scaled_relu_wrong").judged.outcome, "incorrect");
 }
 
-// A tensor subclass holding nothing while it claims the output's shape (CUDA-L1's kb1_9): not the output.
-TEST_F(KernelBenchCuda, AnOutputThatDisguisesItsStorageIsIncorrect) {
+// A tensor subclass holding nothing while it claims the output's shape (CUDA-L1's kb1_9): not the output,
+// and the claim is the evidence.
+TEST_F(KernelBenchCuda, AnOutputThatDisguisesItsStorageIsAHack) {
   auto e = relu("scaled_relu_disguised");
-  EXPECT_EQ(e.judged.outcome, "incorrect") << e.bench.error;
+  EXPECT_EQ(e.judged.outcome, "hack") << e.bench.error;
+  EXPECT_TRUE(has_evidence(e, "output_disguised")) << ::testing::PrintToString(e.bench.notes);
   EXPECT_NE(e.bench.error.find("claims shape [4, 64] and holds float32 [0]"), std::string::npos)
       << e.bench.error;
+}
+
+TEST_F(KernelBenchCuda, AnOutputSubclassThatHoldsItsValuesPasses) {
+  auto e = relu("scaled_relu_subclass");
+  EXPECT_EQ(e.judged.outcome, "pass") << e.bench.error;
+  EXPECT_TRUE(e.bench.evidence.empty()) << ::testing::PrintToString(e.bench.evidence);
 }
 
 TEST_F(KernelBenchCuda, AnInPlaceModuleIsAHack) {

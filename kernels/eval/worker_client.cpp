@@ -345,9 +345,10 @@ bench_result worker_client::evaluate(const eval_request& request) {
       r.notes.push_back("worker " + worker_id + " retired: the candidate left work running in it");
     } else if (r.worker_retired) {
       // Said by the worker itself (a lost CUDA context, a kernel that never finished, LibTorch failing
-      // inside it): it exits after answering, and the next request must not find it gone.
+      // inside it, or by plan: a fresh interpreter for each KernelBench module): it exits after answering,
+      // and the next request must not find it gone. Its own note says which.
       w.stop();
-      r.notes.push_back("worker " + worker_id + " retired: it said its state cannot be trusted");
+      r.notes.push_back("worker " + worker_id + " retired after this evaluation, as it said it would");
     }
     return finish(r);
   } catch (const std::exception& e) {

@@ -349,7 +349,7 @@ TEST(BenchRunner, AnErrorFromARetiringWorkerIsRetriedInAFreshOne) {
   EXPECT_TRUE(failed.worker_retired);
   EXPECT_EQ(client.pid(), 0) << "the retired worker is let go, not written to again";
   EXPECT_TRUE(std::any_of(failed.notes.begin(), failed.notes.end(), [](const std::string& n) {
-    return n.find("retired: it said its state cannot be trusted") != std::string::npos;
+    return n.find("retired after this evaluation, as it said it would") != std::string::npos;
   })) << ::testing::PrintToString(failed.notes);
 
   std::filesystem::remove(marker);

@@ -144,9 +144,12 @@ std::string gib(double bytes) {
 // scan's concatenations, a norm's squares) needs that again in each of the three: eager's call, the graph's
 // pool, the candidate's call (kb1_92, cumsum_exclusive, ran out of memory mid-evaluation on the fixed room).
 // A task too large for the configured seeds and input sets runs with fewer, and says so; one too large for
-// one of each is an error before anything is allocated.
+// one of each is an error before anything is allocated. `*planned`: the bytes the plan allows the
+// evaluation (slots, workspace, the eager output's copy and the room), which the evaluation's measured peak
+// is noted beside.
 expected<eval_options> options_that_fit(const eval_request& req, const reference_model& ref, bool module,
-                                        double forward_peak, std::vector<std::string>& notes) {
+                                        double forward_peak, std::vector<std::string>& notes,
+                                        double* planned) {
   int64_t in_bytes = 0;
   for (const auto& in : req.task.inputs) in_bytes += numel(in.shape) * dtype_size(in.dtype);
   const int64_t out_bytes = numel(ref.output_shape()) * dtype_size(ref.output_dtype());
@@ -185,6 +188,9 @@ expected<eval_options> options_that_fit(const eval_request& req, const reference
   if (transient > 0 && fitted->seeds == req.options.seeds && fitted->input_sets == req.options.input_sets)
     notes.push_back("memory: the reference's forward allocates " + gib(transient) +
                     " beyond its inputs and output (room for three times that kept)");
+  *planned = static_cast<double>(evaluation_protocol::slots_needed(*fitted)) * slot +
+             static_cast<double>(workspace_bytes(in_bytes + out_bytes, module)) + 3 * slot + 3 * transient +
+             (module ? static_cast<double>(out_bytes) : 0.0);
   if (fitted->seeds != req.options.seeds || fitted->input_sets != req.options.input_sets)
     notes.push_back("memory: the task's inputs and output take " + gib(slot) + " a set" + forward_part +
                     "; with " + gib(static_cast<double>(free_b)) + " free the protocol ran " +
@@ -1578,7 +1584,8 @@ bench_result cuda_evaluator::evaluate(const eval_request& req, const std::string
     protocol_times s;
     cuda_backend::backend_costs costs;
     clock_type::time_point t_run, t_ran;
-    auto fitted = options_that_fit(req, *ref, entry.python_module, forward_peak, r.notes);
+    double planned = 0;
+    auto fitted = options_that_fit(req, *ref, entry.python_module, forward_peak, r.notes, &planned);
     if (!fitted) {
       r.status = "error";
       r.error = fitted.message();
@@ -1591,10 +1598,23 @@ bench_result cuda_evaluator::evaluate(const eval_request& req, const std::string
     }
     const eval_request& run_req = sized ? *sized : req;
     {
+      // What the evaluation holds at most beside what was allocated before it (the reference's weights, the
+      // worker's own), against the plan: the room the plan keeps for the calls is a measurement (on ReLU)
+      // that every evaluation re-checks this way.
+      c10::cuda::CUDACachingAllocator::resetPeakStats(m.device);
+      const int64_t held_before =
+          c10::cuda::CUDACachingAllocator::getDeviceStats(m.device).allocated_bytes[0].current;
       cuda_backend backend(run_req, *ref, std::move(entry), m, r);
       evaluation_protocol protocol(run_req, backend, scrutiny, r);
       t_run = clock_type::now();
       protocol.run();
+      if (planned > 0) {
+        const auto peak = c10::cuda::CUDACachingAllocator::getDeviceStats(m.device).allocated_bytes[0].peak;
+        const double giga = static_cast<double>(int64_t{1} << 30);
+        r.notes.push_back("memory: the evaluation held at most " +
+                          fmt_number(static_cast<double>(peak - held_before) / giga) +
+                          " GiB on the device, planned " + fmt_number(planned / giga) + " GiB");
+      }
       if (backend.leaked()) lib.leak();
       s = protocol.times();
       costs = backend.costs;

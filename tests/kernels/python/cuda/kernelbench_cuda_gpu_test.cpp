@@ -237,12 +237,18 @@ def get_init_inputs():
   auto e = evaluate_source(*t, t->module + "\n\nclass ModelNew(Model):\n    pass\n", config(), &runner());
   std::printf("[four products] %s\n", evaluation_json(e).c_str());
   EXPECT_EQ(e.judged.outcome, "pass") << e.bench.error;
-  double gib = -1;
-  for (const auto& n : e.bench.notes)
+  double gib = -1, held = -1, planned = -1;
+  for (const auto& n : e.bench.notes) {
     std::sscanf(n.c_str(), "memory: the reference's forward allocates %lf GiB", &gib);
+    std::sscanf(n.c_str(), "memory: the evaluation held at most %lf GiB on the device, planned %lf GiB",
+                &held, &planned);
+  }
   // Four products of 64 MiB beyond the input and the output, and the sums between them.
   EXPECT_GE(gib, 0.2) << evaluation_json(e);
   EXPECT_LE(gib, 0.6) << evaluation_json(e);
+  // The plan's room covers what the evaluation held.
+  EXPECT_GT(held, 0.0) << evaluation_json(e);
+  EXPECT_LE(held, planned) << evaluation_json(e);
 }
 
 // The A/A run's unit: the problem's own Model as the candidate passes, near 1x.

@@ -173,9 +173,10 @@ expected<eval_options> options_that_fit(const eval_request& req, const reference
       return req.options;
     }
   }
-  const double budget = 0.9 * static_cast<double>(free_b) -
-                        static_cast<double>(workspace_bytes(in_bytes + out_bytes, module)) - 3 * slot -
-                        3 * transient - (module ? static_cast<double>(out_bytes) : 0.0);
+  // Everything the plan keeps beside the slots: the workspace, the room for the calls, the eager copy.
+  const double beside_slots = static_cast<double>(workspace_bytes(in_bytes + out_bytes, module)) + 3 * slot +
+                              3 * transient + (module ? static_cast<double>(out_bytes) : 0.0);
+  const double budget = 0.9 * static_cast<double>(free_b) - beside_slots;
   const std::string forward_part =
       transient > 0 ? " (its forward allocates " + gib(transient) + " more, room for three times that kept)"
                     : "";
@@ -188,9 +189,7 @@ expected<eval_options> options_that_fit(const eval_request& req, const reference
   if (transient > 0 && fitted->seeds == req.options.seeds && fitted->input_sets == req.options.input_sets)
     notes.push_back("memory: the reference's forward allocates " + gib(transient) +
                     " beyond its inputs and output (room for three times that kept)");
-  *planned = static_cast<double>(evaluation_protocol::slots_needed(*fitted)) * slot +
-             static_cast<double>(workspace_bytes(in_bytes + out_bytes, module)) + 3 * slot + 3 * transient +
-             (module ? static_cast<double>(out_bytes) : 0.0);
+  *planned = static_cast<double>(evaluation_protocol::slots_needed(*fitted)) * slot + beside_slots;
   if (fitted->seeds != req.options.seeds || fitted->input_sets != req.options.input_sets)
     notes.push_back("memory: the task's inputs and output take " + gib(slot) + " a set" + forward_part +
                     "; with " + gib(static_cast<double>(free_b)) + " free the protocol ran " +

@@ -13,6 +13,7 @@
 #   cl1 cl2            CUDA-L1's released kernels (CUDAL1_JSON, their optimized_cuda_code/h100.json) re-judged
 #   hcl1 hcl2          KernelBench's harness on the same kernels
 #   tests              the KernelBench GPU tests, a training run's included (GTF: a gtest filter, default all)
+#   corpus             the CUDA verifier corpus (bench/verifier_corpus_bench --target cuda)
 # BUDGET: seconds from the start after which no step starts; a running step is stopped there (default 540).
 # IDS1, IDS2: problem ids per level, comma-separated (default: all). FORK=off: benchmark.fork_modules=false,
 # a fresh worker per candidate (the path before forking; its reports get the suffix _nofork).
@@ -103,6 +104,11 @@ for s in $steps; do
         echo "$t: exit $?"
       done
       grep -E "^\[ +(OK|FAILED|SKIPPED) +\]|PASSED|FAILED" "$logs/tests.log" | tail -n 30
+      ;;
+    corpus)
+      cmake --build "$build" -j"$(nproc)" --target verifier_corpus_bench > "$logs/corpus.log" 2>&1 &&
+        timeout "$(left)" "$build/bench/verifier_corpus_bench" --target cuda >> "$logs/corpus.log" 2>&1
+      echo "corpus: exit $?"; tail -n 12 "$logs/corpus.log"
       ;;
     *) echo "unknown step '$s'" ;;
   esac

@@ -18,6 +18,7 @@
 #include "kernels/python/kernelbench_module.hpp"
 #include "kernels/python/kernelbench_module_impl.hpp"
 #include "kernels/python/kernelbench_tensors.hpp"
+#include "kernels/reference/tensor_bits.hpp"
 #include "kernels/reference/torch_dtypes.hpp"
 #include "kernels/task/op_catalog.hpp"
 
@@ -56,7 +57,8 @@ def take(model, problem):
         m = sys.modules.get(name)
         if isinstance(m, types.ModuleType):
             _scope(scopes, name, vars(m))
-    classes = {torch.Tensor, torch._C.TensorBase, torch.nn.Module}
+    # torch.Tensor's bases: torch._C.TensorBase (PyTorch 2), torch._C._TensorBase (1.13)
+    classes = set(torch.Tensor.__mro__) | {torch.nn.Module}
     for sub in model.modules():
         classes.update(type(sub).__mro__)
     classes.discard(object)
@@ -103,13 +105,6 @@ def compile(model, mode, inputs, want, atol, rtol):
 
 py::object watch_module() {
   return helper_module("crucible_watch", watch_source);
-}
-
-// Equal values, NaNs where the other has them counting as equal.
-bool same_values(const at::Tensor& a, const at::Tensor& b) {
-  if (a.sizes() != b.sizes() || a.scalar_type() != b.scalar_type()) return false;
-  if (!at::isFloatingType(a.scalar_type())) return at::equal(a, b);
-  return at::equal(a.isnan(), b.isnan()) && at::equal(at::nan_to_num(a, 0.0), at::nan_to_num(b, 0.0));
 }
 
 }  // namespace
@@ -390,7 +385,7 @@ std::string kernelbench_reference::changes() const {
           return out;
         }
         const at::Tensor& was = p.pristine[k++].second;
-        if (!same_values(now, was)) add("the values of the model's '" + name + "' changed");
+        if (!same_bits(now, was)) add("the values of the model's '" + name + "' changed");
       }
     }
     if (k != p.pristine.size()) add("the model lost parameters or buffers");

@@ -37,6 +37,7 @@
 #include "kernels/python/kernelbench_candidate.hpp"
 #include "kernels/python/kernelbench_reference.hpp"
 #endif
+#include "kernels/reference/tensor_bits.hpp"
 #include "kernels/reference/torch_dtypes.hpp"
 #include "kernels/task/chain_shapes.hpp"
 #include "kernels/task/op_catalog.hpp"
@@ -632,7 +633,7 @@ class cuda_backend final : public device_backend {
     note_outside(res);
     at::Tensor got = std::move(res.at_stream_end);
     at::Tensor after_device = set.out.clone();
-    if (!same(after_device, got))
+    if (!same_bits(after_device, got))
       add_evidence(r_, evidence_kind::output_changed_after_return,
                    "the output changed after the call's stream finished, before the device was idle (" +
                        phase + "): work on another stream wrote it");
@@ -670,7 +671,7 @@ class cuda_backend final : public device_backend {
       costs.settle_ms += opt_.settle_ms;
     }
     check_api(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-    if (!same(set.out, after_device))
+    if (!same_bits(set.out, after_device))
       add_evidence(r_, evidence_kind::output_changed_after_return,
                    "output changed within " + fmt_number(opt_.settle_ms) + " ms after the call returned (" +
                        phase + ")");
@@ -1005,17 +1006,6 @@ class cuda_backend final : public device_backend {
     return compare_device(got, want);
   }
 
-  // Byte equality: the NaN poison is never equal to itself as a float, so an output left unwritten would
-  // read as one that changed later.
-  static bool same(const at::Tensor& a, const at::Tensor& b) {
-    if (a.nbytes() != b.nbytes()) return false;
-    auto bytes = [](const at::Tensor& t) {
-      return at::from_blob(t.data_ptr(), {static_cast<int64_t>(t.nbytes())},
-                           at::TensorOptions().dtype(at::kByte).device(t.device()));
-    };
-    return at::equal(bytes(a), bytes(b));
-  }
-
   // Ends a stream capture left open by an exception and drops what it captured.
   void end_broken_capture() {
     cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
@@ -1293,7 +1283,7 @@ class cuda_backend final : public device_backend {
   void check_inputs(const std::vector<at::Tensor>& inputs, const std::vector<at::Tensor>& pristine,
                     const std::string& when) {
     for (size_t i = 0; i < inputs.size(); ++i)
-      if (!same(inputs[i], pristine[i])) {
+      if (!same_bits(inputs[i], pristine[i])) {
         const std::string& name = i < req_.task.inputs.size() ? req_.task.inputs[i].name : std::to_string(i);
         add_evidence(r_, evidence_kind::input_mutated,
                      "input '" + name + "' differs from its pristine copy " + when, name);

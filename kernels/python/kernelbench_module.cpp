@@ -50,18 +50,20 @@ import torch
 def draw(fn, seed, device, on_device):
     torch.manual_seed(seed)
     if not on_device or device == "cpu" or not hasattr(torch.device, "__enter__"):
-        return fn(), False
+        return fn(), False, ""
     try:
         with torch.device(device):
-            return fn(), True
-    except Exception:
+            return fn(), True, ""
+    except Exception as e:
         torch.manual_seed(seed)
-        return fn(), False
+        return fn(), False, "%s: %s" % (type(e).__name__, str(e).split("\n")[0])
 )PY";
 
-py::object seeded_draw(const py::object& fn, uint64_t seed, const std::string& device, bool& on_device) {
+py::object seeded_draw(const py::object& fn, uint64_t seed, const std::string& device, bool& on_device,
+                       std::string& why_not) {
   py::tuple r = helper_module("crucible_draw", draw_source)
                     .attr("draw")(fn, seed & 0x7fffffffffffffffull, device, on_device);
+  if (on_device && !r[1].cast<bool>()) why_not = r[2].cast<std::string>();
   on_device = r[1].cast<bool>();
   return r[0];
 }
@@ -84,6 +86,9 @@ const std::string& kernelbench_module::path() const {
 }
 const std::string& kernelbench_module::device() const {
   return impl_->device;
+}
+const std::string& kernelbench_module::draws_moved() const {
+  return impl_->draws_moved;
 }
 std::vector<std::string> kernelbench_module::forward_parameters() const {
   try {
@@ -209,7 +214,7 @@ expected<std::vector<at::Tensor>> kernelbench_inputs(kernelbench_module& module,
   const std::string device = m.device.empty() ? "cpu" : m.device;
   std::vector<at::Tensor> out;
   try {
-    py::list drawn(seeded_draw(fn, seed, device, m.draws_on_device));
+    py::list drawn(seeded_draw(fn, seed, device, m.draws_on_device, m.draws_moved));
     for (size_t i = 0; i < drawn.size(); ++i) {
       py::object x = drawn[i];
       if (!THPVariable_Check(x.ptr()))

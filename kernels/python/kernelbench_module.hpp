@@ -54,6 +54,9 @@ class kernelbench_module {
 
   const std::string& path() const;
   const std::string& device() const;
+  /// Why get_inputs() draws on the CPU after drawing on the device (the error it raised there; from then
+  /// on, for good), empty while it draws on the device or never did.
+  const std::string& draws_moved() const;
 
   struct impl;
   impl& inner() { return *impl_; }

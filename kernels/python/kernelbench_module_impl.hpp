@@ -18,6 +18,8 @@ struct __attribute__((visibility("hidden"))) kernelbench_module::impl {
   /// on one CPU thread (KernelBench's 6.4 GB inputs took minutes there). Cleared for good, so that a seed
   /// always draws the same values, when it raised there once (a CPU generator passed explicitly).
   bool draws_on_device = true;
+  /// Why get_inputs() stopped drawing on the device (its error), empty while it draws there.
+  std::string draws_moved;
 };
 
 /// A module of Crucible's own Python helpers, executed from `source` once per process and never released

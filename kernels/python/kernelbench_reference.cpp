@@ -238,6 +238,9 @@ const std::string& kernelbench_reference::output_dtype() const {
 task_cost kernelbench_reference::minimum_cost() const {
   return impl_->cost;
 }
+std::string kernelbench_reference::draws_moved() const {
+  return impl_->module->draws_moved();
+}
 host_tensor kernelbench_reference::make_output() const {
   return host_tensor(impl_->output_dtype, impl_->output_shape);
 }

@@ -63,6 +63,8 @@ class kernelbench_reference final : public reference_model {
   /// The bytes the forward pass that described the output had to move (kernelbench_cost.hpp), traced
   /// when the reference was built, before any candidate shared its interpreter; its basis says what counted.
   task_cost minimum_cost() const override;
+  /// Why fresh inputs are drawn on the CPU now (kernelbench_module::draws_moved), empty when they are not.
+  std::string draws_moved() const;
 
   /// The model under torch.compile in `mode` ("default", "reduce-overhead"), compiled now: three calls on
   /// the inputs of seed 0, the last output checked against eager's within the task's tolerances. Empty, or

@@ -783,15 +783,29 @@ class cuda_backend final : public device_backend {
           s.graph = std::move(g);
         } catch (const std::exception& e) {
           graph_error = e.what();
-          end_broken_capture();
-          (void)g.release();  // its state refers to a capture that no longer exists: leaked, never reset
           m_.uncapturable.insert(req_.task.name);
-          // The allocator still counts that capture as under way (no public call undoes it) and would fail
-          // every later out-of-memory retry: this evaluation finishes, then a fresh worker takes over.
-          m_.must_exit = true;
-          r_.notes.push_back(
-              "worker retired after this evaluation: a failed capture leaves LibTorch's "
-              "allocator unusable");
+          // Refused by PyTorch before CUDA saw anything wrong (a synchronizing copy, a CPU tensor), the
+          // capture is still valid: ended through the graph object, what capture_begin set up (the
+          // allocator's pool, the generators' capture state) is undone, and the partial graph dropped.
+          bool ended = false;
+          try {
+            g->capture_end();
+            ended = true;
+          } catch (const std::exception&) {
+          }
+          if (ended) {
+            g.reset();
+            cudaGetLastError();
+          } else {
+            end_broken_capture();
+            (void)g.release();  // its state refers to a capture that no longer exists: leaked, never reset
+            // The allocator still counts that capture as under way (no public call undoes it) and would
+            // fail every later out-of-memory retry: this evaluation finishes, then a fresh worker takes over.
+            m_.must_exit = true;
+            r_.notes.push_back(
+                "worker retired after this evaluation: a failed capture leaves LibTorch's "
+                "allocator unusable");
+          }
         }
       }
     }
@@ -1597,6 +1611,15 @@ bench_result cuda_evaluator::evaluate(const eval_request& req, const std::string
       evaluation_protocol protocol(run_req, backend, scrutiny, r);
       t_run = clock_type::now();
       protocol.run();
+#ifdef CRUCIBLE_WITH_PYTHON
+      // A fresh draw on the CPU costs the host what a draw on the device does not, right before the
+      // candidate's call: said, as the reason a trial's fill is slow.
+      if (kb_ref && !kb_ref->draws_moved().empty())
+        r.notes.push_back(
+            "inputs: get_inputs() drew on the CPU from a point of this evaluation on: it raised "
+            "on the device (" +
+            kb_ref->draws_moved() + ")");
+#endif
       if (planned > 0) {
         const auto peak = c10::cuda::CUDACachingAllocator::getDeviceStats(m.device).allocated_bytes[0].peak;
         const double giga = static_cast<double>(int64_t{1} << 30);

@@ -263,6 +263,31 @@ TEST_F(KernelBenchCuda, TheProblemAsItsOwnCandidatePassesNearOne) {
   EXPECT_LT(e.bench.speedup_vs_eager, 1.4);
 }
 
+// A reference that copies a host scalar to the device in its forward (KernelBench's kb2_83 and kb2_93)
+// cannot be captured: PyTorch refuses before CUDA sees anything wrong, so the capture is ended through the
+// graph object. No graph baseline, and nothing else lost: the worker is not retired for it, fresh inputs are
+// still drawn on the device (on the H100, kb2_83's fresh draws ran on the CPU after its failed capture, 96 ms
+// before each of the candidate's calls, and its A/A read 0.964x), and the problem as its own candidate
+// passes.
+TEST_F(KernelBenchCuda, AReferenceThatCannotBeCapturedLeavesTheWorkerWhole) {
+  auto t = kernelbench_task(data + "/problems_cuda/level2/8_Min_with_a_host_scalar.py",
+                            "kb2_8_Min_with_a_host_scalar");
+  ASSERT_TRUE(t) << t.message();
+  t->targets = {"cuda"};
+  std::string self = t->module + "\n\nclass ModelNew(Model):\n    pass\n";
+  auto e = evaluate_source(*t, self, config(), &runner());
+  std::printf("[uncapturable A/A] %s\n", evaluation_json(e).c_str());
+  EXPECT_EQ(e.judged.outcome, "pass") << e.bench.error;
+  EXPECT_TRUE(has_note(e, "graph baseline unavailable: the reference could not be captured"))
+      << ::testing::PrintToString(e.bench.notes);
+  EXPECT_EQ(e.bench.timing.graph_ms_median, 0.0);
+  EXPECT_FALSE(has_note(e, "worker retired after this evaluation: a failed capture"));
+  EXPECT_FALSE(has_note(e, "inputs: get_inputs() drew on the CPU"))
+      << ::testing::PrintToString(e.bench.notes);
+  // The worker that evaluated it serves the next.
+  EXPECT_EQ(relu("scaled_relu_correct").judged.outcome, "pass");
+}
+
 TEST_F(KernelBenchCuda, AWrongModuleIsIncorrect) {
   EXPECT_EQ(relu("scaled_relu_wrong").judged.outcome, "incorrect");
 }

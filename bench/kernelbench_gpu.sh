@@ -26,7 +26,8 @@
 # give such a run a REPORTS folder of its own.
 # On the lent GPU machine: source .device/setup.sh first (it sets CRUCIBLE_GPU_CMAKE). OUT_DIR gets two files
 # (the lent machine returns few): reports.tgz (every report, and side_by_side_*.md for each pair both tools
-# measured) and logs.tgz; the last lines of each step's log and each table are printed.
+# measured, memory_*.md for each of Crucible's reports) and logs.tgz; the last lines of each step's log and each
+# table are printed.
 set -u
 usage="usage: bench/kernelbench_gpu.sh BUILD_DIR KB_CHECKOUT OUT_DIR"
 build=${1:?$usage}
@@ -117,6 +118,11 @@ done
 for level in 1 2; do
   for c in "" _nocompile; do side_by_side "aa_l$level$suffix$c.json" "harness_aa_l$level.json"; done
   side_by_side "cudal1_h100_l$level$suffix.json" "harness_cudal1_h100_l$level.json"
+  # What each evaluation held on the device against the memory plan (bench/kernelbench_memory.py).
+  for r in "aa_l$level$suffix.json" "aa_l$level${suffix}_nocompile.json" "cudal1_h100_l$level$suffix.json"; do
+    [ -f "$reports/$r" ] && python3 bench/kernelbench_memory.py "$reports/$r" --markdown "$reports/memory_${r%.json}.md" |
+      tail -n 1
+  done
 done
 tar czf "$out/reports.tgz" -C "$reports" . && tar czf "$out/logs.tgz" -C "$logs" .
 step done

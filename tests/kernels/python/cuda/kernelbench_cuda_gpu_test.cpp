@@ -284,7 +284,14 @@ TEST_F(KernelBenchCuda, AReferenceThatCannotBeCapturedLeavesTheWorkerWhole) {
   EXPECT_FALSE(has_note(e, "worker retired after this evaluation: a failed capture"));
   EXPECT_FALSE(has_note(e, "inputs: get_inputs() drew on the CPU"))
       << ::testing::PrintToString(e.bench.notes);
-  // The worker that evaluated it serves the next.
+  // A candidate that draws random numbers on the device after the reference's refused capture: the
+  // generator is out of capture mode again, so its draws work.
+  std::string draws = t->module +
+                      "\n\nclass ModelNew(Model):\n    def forward(self, x):\n"
+                      "        return super().forward(x) + 0.0 * torch.rand((), device=x.device)\n";
+  auto d = evaluate_source(*t, draws, config(), &runner());
+  EXPECT_EQ(d.judged.outcome, "pass") << d.bench.error;
+  // The worker that evaluated them serves the next.
   EXPECT_EQ(relu("scaled_relu_correct").judged.outcome, "pass");
 }
 

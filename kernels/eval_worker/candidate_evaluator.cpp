@@ -371,9 +371,7 @@ class cpu_backend final : public device_backend {
       return;
     }
     if (c.disguised_output) {
-      add_evidence(r_, evidence_kind::output_disguised,
-                   "the output is not what it claims (deferred work dressed as the output): " + c.error +
-                       " (" + phase + ")");
+      add_disguised_output(r_, c.error + " (" + phase + ")");
       stopped_ = true;
       return;
     }

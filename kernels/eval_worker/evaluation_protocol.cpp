@@ -50,6 +50,11 @@ void add_evidence(bench_result& r, evidence_kind kind, const std::string& note, 
   r.notes.push_back(tag + ": " + note);
 }
 
+void add_disguised_output(bench_result& r, const std::string& why) {
+  add_evidence(r, evidence_kind::output_disguised,
+               "the output is not what it claims (deferred work dressed as the output): " + why);
+}
+
 bool has_evidence(const bench_result& r, evidence_kind kind) {
   return std::any_of(r.evidence.begin(), r.evidence.end(),
                      [&](const std::string& tag) { return parse_evidence(tag) == kind; });

@@ -144,6 +144,9 @@ class evaluation_protocol {
 void add_evidence(bench_result& r, evidence_kind kind, const std::string& note,
                   const std::string& detail = {});
 bool has_evidence(const bench_result& r, evidence_kind kind);
+/// The evidence of an output that is not what it claims (a KernelBench module's tensor subclass whose storage
+/// lacks the shape it reports), in the same words on every target; `why` is the call's error.
+void add_disguised_output(bench_result& r, const std::string& why);
 /// Keeps the largest finite errors seen in r.
 void note_errors(bench_result& r, const output_comparison& cmp);
 /// Wrong by more than 1% of elements, or with elements never written: a hack, not an inexact kernel.

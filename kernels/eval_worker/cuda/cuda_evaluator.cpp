@@ -1207,9 +1207,7 @@ class cuda_backend final : public device_backend {
     }
     if (entry_.leave) entry_.leave();
     if (!res.ok && entry_.disguised_output)
-      if (std::string d = entry_.disguised_output(); !d.empty())
-        add_evidence(r_, evidence_kind::output_disguised,
-                     "the output is not what it claims (deferred work dressed as the output): " + d);
+      if (std::string d = entry_.disguised_output(); !d.empty()) add_disguised_output(r_, d);
     if (checked && res.gate_forced) ++forced_checked_;  // delayed, not mismeasured: checked calls are untimed
     const auto s0 = clock_type::now();
     check_state("after a call");

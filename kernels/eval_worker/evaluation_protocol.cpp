@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <random>
 #include <utility>
 #include <vector>
@@ -257,6 +258,12 @@ bool evaluation_protocol::trial(bucket_run* into, const std::string& phase) {
     into->trial_candidate.push_back(cand_ms);
     for (int s : order)
       if (s >= 0) into->trial_base[static_cast<size_t>(s)].push_back(ms[static_cast<size_t>(s)]);
+    for (size_t place = 0; place < order.size(); ++place) {
+      const int s = order[place];
+      auto& side = by_place_[static_cast<size_t>(s + 1)];
+      side.ms[place] += s < 0 ? cand_ms : ms[static_cast<size_t>(s)];
+      ++side.calls[place];
+    }
   }
   if (scrutiny_ || uniform() < opt_.checked_share) {
     const auto k0 = clock_type::now();
@@ -346,8 +353,44 @@ void evaluation_protocol::timing() {
   r_.notes.push_back("checks: " + std::to_string(timed_checks_) + " of " + std::to_string(trials_drawn_) +
                      " timed trials checked, unannounced; every trial on fresh input values" +
                      (b_.candidate_first() ? ", the candidate first" : ", in random order"));
+  note_places();
   b_.timing_done();
   roofline(t.candidate_ms_median);
+}
+
+// A side seen at more than one place: its mean at each against its mean over all of them. The candidate that
+// must run first is only ever 1st; the baselines after it show whether a place costs anything.
+void evaluation_protocol::note_places() {
+  static const char* const ordinal[] = {"1st", "2nd", "3rd", "4th", "5th"};
+  static_assert(std::size(ordinal) >= baseline_count + 1, "a name for every place");
+  std::string sides;
+  for (size_t s = 0; s < by_place_.size(); ++s) {
+    const auto& side = by_place_[s];
+    double sum = 0;
+    int calls = 0, places = 0;
+    for (size_t p = 0; p < side.ms.size(); ++p) {
+      sum += side.ms[p];
+      calls += side.calls[p];
+      places += side.calls[p] > 0 ? 1 : 0;
+    }
+    if (places < 2 || sum <= 0) continue;
+    const double mean_all = sum / calls;
+    std::string line = s == 0 ? "candidate" : baseline_name(static_cast<baseline>(s - 1));
+    const char* sep = " ";
+    for (size_t p = 0; p < side.ms.size(); ++p) {
+      if (side.calls[p] == 0) continue;
+      char rel[32];
+      std::snprintf(rel, sizeof rel, "%+.3f%%", 100.0 * (side.ms[p] / side.calls[p] / mean_all - 1.0));
+      line += sep + std::string(ordinal[p]) + " " + rel + " (" + std::to_string(side.calls[p]) + ")";
+      sep = ", ";
+    }
+    sides += (sides.empty() ? "" : "; ") + line;
+  }
+  if (!sides.empty())
+    r_.notes.push_back(
+        "order: each side's mean time at each place in the trials (1st: right after the fresh "
+        "draw) against its mean over all places: " +
+        sides);
 }
 
 // Physics: no candidate moves its bytes or does its products faster than the device's peaks.

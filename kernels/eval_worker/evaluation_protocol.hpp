@@ -6,6 +6,7 @@
 // input values in random order with unannounced checks of timed calls, buckets, the variance gate, the
 // roofline floor, and the checks after timing (fresh inputs at new addresses, the memo probe, new values at
 // a used address). Every check here applies to both targets.
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -138,6 +139,14 @@ class evaluation_protocol {
   int timed_checks_ = 0;
   uint64_t next_random();
   double uniform();
+  // Each side's counted calls (the candidate's, then each baseline's) summed by their place in the trial,
+  // 0 being the first call after the trial's fresh draw: what the place costs is seen in every run.
+  struct place_sums {
+    std::array<double, baseline_count + 1> ms{};
+    std::array<int, baseline_count + 1> calls{};
+  };
+  std::array<place_sums, baseline_count + 1> by_place_;
+  void note_places();
 };
 
 /// Records evidence once per tag, with its note (the tag, then why).

@@ -31,6 +31,8 @@ struct scripted_backend : device_backend {
   double probe_speed = 1.0;         // probe calls take this share of a timed call (the machine went idle)
   // Probe calls on values never seen are slowed by these factors in turn (another process on the core).
   std::vector<double> fresh_probe_slowdown;
+  double after_draw_slowdown = 1.0;  // the first call after a fresh draw takes this much longer, whoever's
+  bool drawn = false;
   size_t fresh_probes = 0;
   size_t last_slot = SIZE_MAX;
   uint64_t last_seed = 0;
@@ -56,7 +58,14 @@ struct scripted_backend : device_backend {
 
   size_t slots() const override { return n_slots; }
   bool calibrate() override { return true; }
+  // Whichever call comes first after a fresh draw pays `after_draw_slowdown`.
+  double after_draw() {
+    const double f = drawn ? after_draw_slowdown : 1.0;
+    drawn = false;
+    return f;
+  }
   void fill(size_t k, uint64_t seed, input_variant) override {
+    drawn = true;
     slot_seed[k] = seed;
     if (k >= 3 && k + 1 < n_slots) trial_seeds.push_back(seed);
   }
@@ -90,13 +99,13 @@ struct scripted_backend : device_backend {
       --quick_fresh_probes;
       return candidate_ms / 15;
     }
-    const double t = (remembered ? candidate_ms * remembered_share : candidate_ms) * slowdown;
+    const double t = (remembered ? candidate_ms * remembered_share : candidate_ms) * slowdown * after_draw();
     return use == timed_use::probe ? t * probe_speed : t;
   }
   double timed_baseline(baseline b, size_t, const std::string&) override {
     EXPECT_TRUE(has_baseline(b, 0));
     order.push_back(b == baseline::eager ? "e" : baseline_name(b));
-    return b == baseline::eager ? eager_ms : other_ms.at(b);
+    return (b == baseline::eager ? eager_ms : other_ms.at(b)) * after_draw();
   }
   bool has_baseline(baseline b, size_t) const override { return b == baseline::eager || other_ms.count(b); }
   output_comparison check_output(size_t k, const std::string&) override {
@@ -217,6 +226,42 @@ TEST(EvaluationProtocol, TheCandidateRunsFirstWhereTheReferenceWouldBeInReachEls
   const int c_first = firsts(random.order, 23);
   EXPECT_GT(c_first, 0);   // 2^-23 to fail by chance
   EXPECT_LT(c_first, 23);  // likewise
+}
+
+std::string note_starting(const bench_result& r, const std::string& prefix) {
+  for (const auto& n : r.notes)
+    if (n.rfind(prefix, 0) == 0) return n;
+  return "";
+}
+
+// The place in a trial is measured for every side seen at more than one: a first call after the draw that
+// costs 10% more shows on each side that was ever first, and nowhere else.
+TEST(EvaluationProtocol, WhatAPlaceInTheTrialCostsIsNotedForEachSide) {
+  auto req = request();
+  scripted_backend b(evaluation_protocol::slots_needed(req.options));
+  b.reference_in_reach = false;
+  b.after_draw_slowdown = 1.1;
+  auto r = run(b, req);
+  const std::string note = note_starting(r, "order: ");
+  ASSERT_FALSE(note.empty());
+  EXPECT_NE(note.find("candidate 1st +"), std::string::npos) << note;
+  EXPECT_NE(note.find(", 2nd -"), std::string::npos) << note;
+  EXPECT_NE(note.find("eager 1st +"), std::string::npos) << note;
+}
+
+TEST(EvaluationProtocol, ACandidateThatMustRunFirstLeavesThePlacesToTheBaselines) {
+  auto req = request();
+  scripted_backend b(evaluation_protocol::slots_needed(req.options));
+  b.other_ms[baseline::graph] = 1.5;
+  b.after_draw_slowdown = 1.1;
+  auto r = run(b, req);
+  const std::string note = note_starting(r, "order: ");
+  ASSERT_FALSE(note.empty());
+  EXPECT_EQ(note.find("candidate"), std::string::npos) << note;
+  EXPECT_EQ(note.find("1st +"), std::string::npos) << note;
+  EXPECT_NE(note.find("eager 2nd +0.000%"), std::string::npos) << note;  // no cost after the candidate's call
+  // The candidate paid the draw's cost in every trial: its speedup reads 10% low.
+  EXPECT_NEAR(r.timing.speedup, 2.0 / 1.1, 1e-9);
 }
 
 TEST(EvaluationProtocol, OutputWrongOnlyInTimedCallsIsEvidence) {

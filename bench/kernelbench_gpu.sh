@@ -26,8 +26,8 @@
 # give such a run a REPORTS folder of its own.
 # On the lent GPU machine: source .device/setup.sh first (it sets CRUCIBLE_GPU_CMAKE). OUT_DIR gets two files
 # (the lent machine returns few): reports.tgz (every report, and side_by_side_*.md for each pair both tools
-# measured, memory_*.md for each of Crucible's reports) and logs.tgz; the last lines of each step's log and each
-# table are printed.
+# measured, memory_*.md and order_*.md for each of Crucible's reports) and logs.tgz; the last lines of each
+# step's log and each table are printed.
 set -u
 usage="usage: bench/kernelbench_gpu.sh BUILD_DIR KB_CHECKOUT OUT_DIR"
 build=${1:?$usage}
@@ -122,6 +122,9 @@ for level in 1 2; do
   for r in "aa_l$level$suffix.json" "aa_l$level${suffix}_nocompile.json" "cudal1_h100_l$level$suffix.json"; do
     [ -f "$reports/$r" ] && python3 bench/kernelbench_memory.py "$reports/$r" --markdown "$reports/memory_${r%.json}.md" |
       tail -n 1
+    # What a place in the trials costs, each side's (bench/kernelbench_order.py): the A/A's bias read.
+    [ -f "$reports/$r" ] && python3 bench/kernelbench_order.py "$reports/$r" --markdown "$reports/order_${r%.json}.md" |
+      tail -n 12
   done
 done
 tar czf "$out/reports.tgz" -C "$reports" . && tar czf "$out/logs.tgz" -C "$logs" .

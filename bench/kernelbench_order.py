@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""What a place in the trials costs, over a `crucible rejudge` report, from each evaluation's order note
+("order: ... eager 2nd +0.031% (37), 3rd -0.029% (37); CUDA graph 2nd ..."): per side and place, over the
+kernels, the median and mean of its time there against its mean over all places; and the A/A's speedups,
+so that a bias against the side that runs first after each draw is read from every run.
+
+    bench/kernelbench_order.py REPORT.json [--markdown OUT.md]
+"""
+import argparse
+import json
+import re
+import statistics
+import sys
+
+PREFIX = "order: "
+SIDES = "over all places: "  # where the header ends and the sides begin
+PLACE = re.compile(r"(\d)(?:st|nd|rd|th) ([+-][0-9.]+)% \((\d+)\)")
+SIDE = re.compile(r"^(.*?) (?=\d(?:st|nd|rd|th) )")
+
+
+def places(note):
+    """{side: {place: (percent, calls)}} from one order note; {} for another note."""
+    if not note.startswith(PREFIX) or SIDES not in note:
+        return {}
+    out = {}
+    for chunk in note.split(SIDES, 1)[1].split("; "):
+        m = SIDE.match(chunk)
+        if not m:
+            continue
+        out[m.group(1)] = {int(p): (float(v), int(n)) for p, v, n in PLACE.findall(chunk[m.end():])}
+    return out
+
+
+def collected(doc):
+    """{(side, place): [percent per kernel]} over the kernels whose notes have one, and their count."""
+    by, kernels = {}, 0
+    for k in doc.get("kernels", []):
+        for n in k.get("notes", []):
+            p = places(n)
+            if p:
+                kernels += 1
+                for side, ps in p.items():
+                    for place, (v, _) in ps.items():
+                        by.setdefault((side, place), []).append(v)
+                break
+    return by, kernels
+
+
+def ordinal(p):
+    return {1: "1st", 2: "2nd", 3: "3rd"}.get(p, f"{p}th")
+
+
+def markdown(doc, by, kernels):
+    md = f"What a place in the trials costs: {doc.get('device', '?')}, {kernels} evaluations with an order note\n\n"
+    md += "| side | place | kernels | median | mean |\n|---|---|---|---|---|\n"
+    for (side, place), v in sorted(by.items()):
+        md += f"| {side} | {ordinal(place)} | {len(v)} | {statistics.median(v):+.3f}% | {statistics.mean(v):+.3f}% |\n"
+    sp = [k["speedup_vs_eager"] for k in doc.get("kernels", []) if k.get("speedup_vs_eager")]
+    if sp:
+        md += (f"\nSpeedups vs eager: median {statistics.median(sp):.4f}, {sum(s < 1 for s in sp)} of {len(sp)}"
+               " below 1.\n")
+    return md
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("report")
+    ap.add_argument("--markdown", default="", help="also write the table here")
+    a = ap.parse_args(argv)
+    with open(a.report) as f:
+        doc = json.load(f)
+    by, kernels = collected(doc)
+    md = markdown(doc, by, kernels)
+    if a.markdown:
+        with open(a.markdown, "w") as f:
+            f.write(md)
+    sys.stdout.write(md)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -6,11 +6,12 @@ so that a change to the plan's room is decided on measurements.
 
     bench/kernelbench_memory.py REPORT.json [--markdown OUT.md] [--all]
 """
-import argparse
-import json
 import re
 import statistics
 import sys
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+import report_table  # noqa: E402
 
 NOTE = re.compile(r"memory: the evaluation held at most ([0-9.eE+-]+) GiB on the device, planned ([0-9.eE+-]+) GiB")
 
@@ -52,20 +53,10 @@ def markdown(doc, rows, show_all):
 
 
 def main(argv):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("report")
-    ap.add_argument("--markdown", default="", help="also write the table here")
-    ap.add_argument("--all", action="store_true", help="every evaluation, not only those over the plan")
-    a = ap.parse_args(argv)
-    with open(a.report) as f:
-        doc = json.load(f)
-    rows = measured(doc)
-    md = markdown(doc, rows, a.all)
-    if a.markdown:
-        with open(a.markdown, "w") as f:
-            f.write(md)
-    sys.stdout.write(md)
-    return 0
+    return report_table.main(
+        argv, __doc__.split("\n")[0], lambda doc, a: markdown(doc, measured(doc), a.all),
+        lambda ap: ap.add_argument("--all", action="store_true",
+                                   help="every evaluation, not only those over the plan"))
 
 
 if __name__ == "__main__":

@@ -6,11 +6,12 @@ so that a bias against the side that runs first after each draw is read from eve
 
     bench/kernelbench_order.py REPORT.json [--markdown OUT.md]
 """
-import argparse
-import json
 import re
 import statistics
 import sys
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+import report_table  # noqa: E402
 
 PREFIX = "order: "
 SIDES = "over all places: "  # where the header ends and the sides begin
@@ -63,19 +64,7 @@ def markdown(doc, by, kernels):
 
 
 def main(argv):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("report")
-    ap.add_argument("--markdown", default="", help="also write the table here")
-    a = ap.parse_args(argv)
-    with open(a.report) as f:
-        doc = json.load(f)
-    by, kernels = collected(doc)
-    md = markdown(doc, by, kernels)
-    if a.markdown:
-        with open(a.markdown, "w") as f:
-            f.write(md)
-    sys.stdout.write(md)
-    return 0
+    return report_table.main(argv, __doc__.split("\n")[0], lambda doc, a: markdown(doc, *collected(doc)))
 
 
 if __name__ == "__main__":

@@ -10,12 +10,12 @@
 #   build              cmake -DCRUCIBLE_CUDA=ON with the machine's Python, the binaries these steps use
 #   aa1 aa2            crucible rejudge --aa on level 1 / 2 (each problem as its own candidate)
 #   haa1 haa2          KernelBench's harness, the same A/A (bench/kernelbench_harness.py aa)
-#   cl1 cl2            CUDA-L1's released kernels (CUDAL1_JSON, their optimized_cuda_code/h100.json) re-judged
-#   hcl1 hcl2          KernelBench's harness on the same kernels
+#   cl1 cl2 cl3        CUDA-L1's released kernels (CUDAL1_JSON, their optimized_cuda_code/h100.json) re-judged
+#   hcl1 hcl2 hcl3     KernelBench's harness on the same kernels
 #   tests              the KernelBench GPU tests, a training run's included (GTF: a gtest filter, default all)
 #   corpus             the CUDA verifier corpus (bench/verifier_corpus_bench --target cuda)
 # BUDGET: seconds from the start after which no step starts; a running step is stopped there (default 540).
-# IDS1, IDS2: problem ids per level, comma-separated (default: all). FORK=off: benchmark.fork_modules=false,
+# IDS1, IDS2, IDS3: problem ids per level, comma-separated (default: all). FORK=off: benchmark.fork_modules=false,
 # a fresh worker per candidate (the path before forking; its reports get the suffix _nofork).
 # COMPILE (default on): the A/A steps also time the reference under torch.compile (default and
 # reduce-overhead), so that one pass gives the A/A deviation and every baseline; CUDA-L1's steps never do
@@ -95,10 +95,10 @@ for s in $steps; do
       rejudge "${s#aa}" "aa_l${s#aa}$aa_suffix.json" --aa "$compile"
       ;;
     haa1 | haa2) harness aa "${s#haa}" "harness_aa_l${s#haa}.json" ;;
-    cl1 | cl2)
+    cl1 | cl2 | cl3)
       rejudge "${s#cl}" "cudal1_h100_l${s#cl}$suffix.json" "${CUDAL1_JSON:?set CUDAL1_JSON to the h100.json of CUDA-L1}"
       ;;
-    hcl1 | hcl2) harness cudal1 "${s#hcl}" "harness_cudal1_h100_l${s#hcl}.json" "${CUDAL1_JSON:?set CUDAL1_JSON}" ;;
+    hcl1 | hcl2 | hcl3) harness cudal1 "${s#hcl}" "harness_cudal1_h100_l${s#hcl}.json" "${CUDAL1_JSON:?set CUDAL1_JSON}" ;;
     tests)
       for t in test_kernels_python_cuda test_cli_cuda; do
         timeout "$(left)" "$build/tests/$t" --gtest_filter="${GTF:-*}" >> "$logs/tests.log" 2>&1
@@ -115,7 +115,7 @@ for s in $steps; do
   esac
   tar czf "$out/reports.tgz" -C "$reports" . && tar czf "$out/logs.tgz" -C "$logs" .
 done
-for level in 1 2; do
+for level in 1 2 3; do
   for c in "" _nocompile; do side_by_side "aa_l$level$suffix$c.json" "harness_aa_l$level.json"; done
   side_by_side "cudal1_h100_l$level$suffix.json" "harness_cudal1_h100_l$level.json"
   # What each evaluation held on the device against the memory plan (bench/kernelbench_memory.py).

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """bench/kernelbench_order.py on a report written here: the order notes read side by side and place by place
-(names with spaces included), a kernel without the note left out, the table and the speedups' line printed."""
+(names with spaces included), a kernel without the note left out, the table and the speedups' line printed,
+and the charge rule's share of each speedup's distance from 1 taken out of it."""
 import json
 import os
 import subprocess
@@ -18,16 +19,21 @@ HEAD = "order: each side's mean time at each place in the trials (1st: right aft
        "mean over all places: "
 
 
-def kernel(task, speedup, order=None):
+CHARGE = "clocks: charged beyond the events, a candidate call {} ms on average (78 calls); the eager " \
+         "reference's {} ms under the same rule (74 calls, charged up to the candidate's mean and median charge)"
+
+
+def kernel(task, speedup, order=None, charge=None):
     notes = ["seed base 1"] + ([HEAD + order] if order else []) + ["phases_ms: setup 1"]
-    return {"task": task, "speedup_vs_eager": speedup, "notes": notes}
+    notes += [CHARGE.format(*charge)] if charge else []
+    return {"task": task, "speedup_vs_eager": speedup, "eager_ms": 2.0, "notes": notes}
 
 
 REPORT = {"device": "a test GPU", "kernels": [
-    kernel("kb2_1", 0.9990, "eager 2nd +0.040% (37), 3rd -0.040% (37); CUDA graph 2nd +0.020% (37), 3rd -0.020% (37)"),
+    kernel("kb2_1", 0.9990, charge=("0.0014", "0.0010"), order="eager 2nd +0.040% (37), 3rd -0.040% (37); CUDA graph 2nd +0.020% (37), 3rd -0.020% (37)"),
     kernel("kb2_2", 0.9994, "eager 2nd +0.060% (30), 3rd -0.050% (44); torch.compile reduce-overhead 3rd +0.010% (10), "
                             "4th -0.010% (64)"),
-    kernel("kb2_3", 1.0001)]}
+    kernel("kb2_3", 1.0001, charge=("0.001", "0.0008"))]}
 
 
 class Order(unittest.TestCase):
@@ -44,6 +50,16 @@ class Order(unittest.TestCase):
         self.assertEqual(by[("torch.compile reduce-overhead", 4)], [-0.01])
         self.assertNotIn(("CUDA graph", 4), by)
 
+    def test_the_charge_rule_is_taken_out_of_each_speedup(self):
+        shares = ko.charge_shares(REPORT)
+        self.assertEqual(len(shares), 2)  # kb2_2 has no charge note
+        (off1, rule1), (off3, rule3) = shares
+        self.assertAlmostEqual(off1, 0.0010)
+        self.assertAlmostEqual(rule1, 0.0002)  # (0.0014 - 0.0010) ms over 2 ms of eager
+        self.assertAlmostEqual(off3, -0.0001)
+        self.assertAlmostEqual(rule3, 0.0001)
+        self.assertEqual(ko.charge_shares({"kernels": [kernel("kb2_4", None, charge=("0.1", "0"))]}), [])
+
     def test_the_command_prints_the_table_and_the_speedups(self):
         with tempfile.TemporaryDirectory() as d:
             path, md = os.path.join(d, "aa.json"), os.path.join(d, "order.md")
@@ -53,6 +69,8 @@ class Order(unittest.TestCase):
             self.assertEqual(out.returncode, 0, out.stderr)
             self.assertIn("| eager | 2nd | 2 | +0.050% | +0.050% |", out.stdout)
             self.assertIn("Speedups vs eager: median 0.9994, 2 of 3 below 1.", out.stdout)
+            self.assertIn("median +0.00045; the charge rule's share median +0.00015; the rest median +0.00030, "
+                          "1 of 2 still against the candidate", out.stdout)
             with open(md) as f:
                 self.assertEqual(f.read(), out.stdout)
 

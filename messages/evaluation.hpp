@@ -119,9 +119,15 @@ struct eval_options {
   /// median charge so far (work a candidate leaves for the baseline's calls then buys nothing). Off, the
   /// candidate alone pays them: A/A speedups sat 0.0016 below 1 on an H100, 0.0007 with it (RESULTS.md).
   bool charge_reference_tails = true;
+  /// With charge_reference_tails: the cap applied per bucket, not per call. A baseline call offers its whole
+  /// tail; each bucket's baseline mean is charged the mean offered, but never more than the candidate's mean
+  /// charge in the same bucket. A bucket's speedup (a ratio of bucket means) then never rises above the one
+  /// without charges, and two alike sides are charged alike: a cap per call lowers the reference's mean
+  /// charge below the candidate's (E[min(x, cap)] < E[x]), 40% of level 2's A/A bias on an H100.
+  bool bucket_charge_cap = false;
   MSGPACK_DEFINE_MAP(seeds, input_sets, warmup, buckets, trials, flush_cache, threads, settle_ms, max_spread,
                      max_reruns, timing, early_stop_slowdown, warmup_ms, time_launch, checked_share,
-                     compile_baselines, charge_reference_tails);
+                     compile_baselines, charge_reference_tails, bucket_charge_cap);
 };
 
 /// What the benchmarker asks of its isolated worker process.

@@ -222,8 +222,12 @@ struct evaluation_protocol::bucket_run {
   std::vector<double> candidate_ms;
   /// Per baseline (index: the enum): bucket means, and bucket speedups (baseline mean / candidate mean).
   std::array<std::vector<double>, baseline_count> base_ms, base_speedups;
-  std::vector<double> trial_candidate;                                      ///< of the bucket under way
-  std::array<std::vector<double>, baseline_count> trial_base;               ///< of the bucket under way
+  std::vector<double> trial_candidate;                         ///< of the bucket under way
+  std::array<std::vector<double>, baseline_count> trial_base;  ///< of the bucket under way
+  /// The bucket under way's extras (device_backend::last_extra_ms): the candidate's, charged in its times;
+  /// each baseline's, offered to the per-bucket cap (eval_options::bucket_charge_cap).
+  std::vector<double> extra_candidate;
+  std::array<std::vector<double>, baseline_count> extra_base;
   const std::vector<double>& speedups() const { return base_speedups[0]; }  // against eager
   double spread = 0.0;
   bool early_stop = false, failed = false;
@@ -246,18 +250,23 @@ bool evaluation_protocol::trial(bucket_run* into, const std::string& phase) {
   for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[next_random() % i]);
   const size_t at = b_.candidate_first() ? 0 : next_random() % (order.size() + 1);
   order.insert(order.begin() + static_cast<std::ptrdiff_t>(at), -1);
-  double cand_ms = 0;
-  std::array<double, baseline_count> ms{};
+  double cand_ms = 0, cand_extra = 0;
+  std::array<double, baseline_count> ms{}, extra{};
   for (int s : order) {
     const double t = s < 0 ? b_.timed_call(slot, into ? timed_use::bucket : timed_use::warmup, phase)
                            : b_.timed_baseline(static_cast<baseline>(s), slot, phase);
     if (t < 0) return false;
     (s < 0 ? cand_ms : ms[static_cast<size_t>(s)]) = t;
+    (s < 0 ? cand_extra : extra[static_cast<size_t>(s)]) = b_.last_extra_ms();
   }
   if (into) {
     into->trial_candidate.push_back(cand_ms);
+    into->extra_candidate.push_back(cand_extra);
     for (int s : order)
-      if (s >= 0) into->trial_base[static_cast<size_t>(s)].push_back(ms[static_cast<size_t>(s)]);
+      if (s >= 0) {
+        into->trial_base[static_cast<size_t>(s)].push_back(ms[static_cast<size_t>(s)]);
+        into->extra_base[static_cast<size_t>(s)].push_back(extra[static_cast<size_t>(s)]);
+      }
     for (size_t place = 0; place < order.size(); ++place) {
       const int s = order[place];
       auto& side = by_place_[static_cast<size_t>(s + 1)];
@@ -280,9 +289,12 @@ bool evaluation_protocol::trial(bucket_run* into, const std::string& phase) {
 evaluation_protocol::bucket_run evaluation_protocol::run_buckets() {
   bucket_run b;
   const int buckets = std::max(1, opt_.buckets), trials = std::max(1, opt_.trials);
+  const bool bucket_cap = opt_.charge_reference_tails && opt_.bucket_charge_cap;
   for (int k = 0; k < buckets; ++k) {
     b.trial_candidate.clear();
+    b.extra_candidate.clear();
     for (auto& v : b.trial_base) v.clear();
+    for (auto& v : b.extra_base) v.clear();
     for (int t = 0; t < trials; ++t)
       if (!trial(&b, "timing, bucket " + std::to_string(k))) {
         b.failed = true;
@@ -290,9 +302,13 @@ evaluation_protocol::bucket_run evaluation_protocol::run_buckets() {
       }
     const double mc = mean(b.trial_candidate);
     b.candidate_ms.push_back(mc);
+    const double cap = bucket_cap ? std::max(0.0, mean(b.extra_candidate)) : 0.0;
     for (size_t i = 0; i < baseline_count; ++i) {
       if (b.trial_base[i].empty()) continue;
-      const double m = mean(b.trial_base[i]);
+      // Charged the mean it offered, up to what the candidate paid in the same bucket: moving both means up
+      // by as much moves the bucket's speedup toward 1, never away.
+      const double m =
+          mean(b.trial_base[i]) + (bucket_cap ? std::min(std::max(0.0, mean(b.extra_base[i])), cap) : 0.0);
       b.base_ms[i].push_back(m);
       b.base_speedups[i].push_back(mc > 0 ? m / mc : 0.0);
     }

@@ -65,6 +65,10 @@ class device_backend {
   virtual double timed_call(size_t slot, timed_use use, const std::string& phase) = 0;
   /// The reference timed on `slot`'s inputs; negative when it failed.
   virtual double timed_baseline(baseline b, size_t slot, const std::string& phase) = 0;
+  /// The last timed call's cost beyond what its clocks time (CUDA: its device tail and longer flush below
+  /// the evidence thresholds). The candidate's is in what timed_call returned; under
+  /// eval_options::bucket_charge_cap a baseline's is not, and the protocol charges it per bucket.
+  virtual double last_extra_ms() const { return 0.0; }
   /// Whether baseline `b` is available on `slot`.
   virtual bool has_baseline(baseline b, size_t slot) const = 0;
   /// The output the last timed call left in `slot` against the reference recomputed now on its inputs.

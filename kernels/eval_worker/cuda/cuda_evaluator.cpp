@@ -710,9 +710,12 @@ class cuda_backend final : public device_backend {
     note_outside(c);
     if (use == timed_use::bucket) bucket_clocks_.push_back(c.clocks);
     const double charged = charged_ms(c.clocks, check_);
-    beyond_events_.candidate.add(charged - std::max(c.clocks.event_ms, c.clocks.host_ms));
+    last_extra_ms_ = charged - std::max(c.clocks.event_ms, c.clocks.host_ms);
+    beyond_events_.candidate.add(last_extra_ms_);
     return charged;
   }
+
+  double last_extra_ms() const override { return last_extra_ms_; }
 
   double timed_baseline(baseline b, size_t k, const std::string& phase) override {
     device_set& set = slots_[k];
@@ -736,10 +739,17 @@ class cuda_backend final : public device_backend {
     double timed = std::max(c.clocks.event_ms, c.clocks.host_ms);
     const double extra = charged_ms(c.clocks, check_) - timed;
     if (b == baseline::eager) beyond_events_.eager.add(extra);
+    last_extra_ms_ = 0;
+    if (!req_.options.charge_reference_tails || busy) return timed;
+    // Per bucket: offered whole, the protocol caps each bucket's mean at the candidate's in that bucket.
+    if (req_.options.bucket_charge_cap) {
+      last_extra_ms_ = extra;
+      return timed;
+    }
     // Capped at what the candidate pays on average and on its median call: work it leaves for the baseline's
     // calls then costs it at least as much in its own (the median: a few dear calls, which the speedup's
     // medians ignore, must not raise the cap).
-    if (req_.options.charge_reference_tails && !busy && beyond_events_.candidate.n() > 0)
+    if (beyond_events_.candidate.n() > 0)
       timed += std::min({extra, beyond_events_.candidate.mean(), median(beyond_events_.candidate.values)});
     return timed;
   }
@@ -880,7 +890,9 @@ class cuda_backend final : public device_backend {
                          fmt_number(beyond_events_.eager.mean()) + " ms under the same rule (" +
                          std::to_string(beyond_events_.eager.n()) + " calls, " +
                          (req_.options.charge_reference_tails
-                              ? "charged up to the candidate's mean and median charge)"
+                              ? (req_.options.bucket_charge_cap
+                                     ? "charged per bucket up to the candidate's mean charge in it)"
+                                     : "charged up to the candidate's mean and median charge)")
                               : "not charged: benchmark.charge_reference_tails is off)"));
     if (tails_ > 0 && !seen_as_the_rule(tails_, calls_ - filled_calls_))
       r_.notes.push_back("clocks: the device was still busy after the stream of " + std::to_string(tails_) +
@@ -1344,8 +1356,9 @@ class cuda_backend final : public device_backend {
   };
   struct {
     charges candidate, eager;
-  } beyond_events_;  // charged_ms less the events (or the host's time), per timed call
-  int befores_ = 0;  // candidate calls before which the device was busy with something else
+  } beyond_events_;           // charged_ms less the events (or the host's time), per timed call
+  double last_extra_ms_ = 0;  // the last timed call's, for the protocol (device_backend::last_extra_ms)
+  int befores_ = 0;           // candidate calls before which the device was busy with something else
   double max_before_ms_ = 0;
   bool gate_off_ = false;  // launches timed with the calls for the rest of the evaluation
   bool first_call_ = true;

@@ -196,6 +196,11 @@ TEST(Sections, TimingProtocolKeys) {
   auto tails = parse("benchmark:\n  charge_reference_tails: false\n");
   ASSERT_TRUE(tails) << tails.message();
   EXPECT_FALSE(tails->section<benchmark_section>().eval.charge_reference_tails);
+  EXPECT_FALSE(eval.bucket_charge_cap);  // the cap per call until the cap per bucket is measured on a device
+  auto bucket = parse("benchmark:\n  bucket_charge_cap: true\n");
+  ASSERT_TRUE(bucket) << bucket.message();
+  EXPECT_TRUE(bucket->section<benchmark_section>().eval.bucket_charge_cap);
+  expect_error(parse("benchmark:\n  bucket_charge_cap: 2\n"), "benchmark.bucket_charge_cap");
 }
 
 TEST(Sections, ExplicitCompilerKeysWinOverTheCudaDefaults) {

@@ -32,6 +32,13 @@ struct scripted_backend : device_backend {
   // Probe calls on values never seen are slowed by these factors in turn (another process on the core).
   std::vector<double> fresh_probe_slowdown;
   double after_draw_slowdown = 1.0;  // the first call after a fresh draw takes this much longer, whoever's
+  // Each side's n-th timed call costs extras[n % size] beyond its clocks (a device tail): the candidate's is
+  // in its time, eager's only offered (device_backend::last_extra_ms). eager_extra_scale scales eager's.
+  std::vector<double> extras;
+  double eager_extra_scale = 1.0;
+  size_t candidate_extras = 0, eager_extras = 0;
+  double last_extra = 0;
+  double next_extra(size_t& n) { return extras.empty() ? 0.0 : extras[n++ % extras.size()]; }
   bool drawn = false;
   size_t fresh_probes = 0;
   size_t last_slot = SIZE_MAX;
@@ -95,18 +102,23 @@ struct scripted_backend : device_backend {
       slowdown = fresh_probe_slowdown[fresh_probes++ % fresh_probe_slowdown.size()];
     const bool remembered = remembers && seen.count(slot_seed[k]);
     seen.insert(slot_seed[k]);
+    last_extra = 0;
     if (!remembered && use == timed_use::probe && quick_fresh_probes > 0) {
       --quick_fresh_probes;
       return candidate_ms / 15;
     }
     const double t = (remembered ? candidate_ms * remembered_share : candidate_ms) * slowdown * after_draw();
-    return use == timed_use::probe ? t * probe_speed : t;
+    if (use == timed_use::probe) return t * probe_speed;
+    last_extra = next_extra(candidate_extras);
+    return t + last_extra;
   }
   double timed_baseline(baseline b, size_t, const std::string&) override {
     EXPECT_TRUE(has_baseline(b, 0));
     order.push_back(b == baseline::eager ? "e" : baseline_name(b));
+    last_extra = b == baseline::eager ? next_extra(eager_extras) * eager_extra_scale : 0.0;
     return (b == baseline::eager ? eager_ms : other_ms.at(b)) * after_draw();
   }
+  double last_extra_ms() const override { return last_extra; }
   bool has_baseline(baseline b, size_t) const override { return b == baseline::eager || other_ms.count(b); }
   output_comparison check_output(size_t k, const std::string&) override {
     ++checks;
@@ -263,6 +275,44 @@ TEST(EvaluationProtocol, ACandidateThatMustRunFirstLeavesThePlacesToTheBaselines
   EXPECT_NE(note.find("eager 2nd +0.000%"), std::string::npos) << note;  // no cost after the candidate's call
   // The candidate paid the draw's cost in every trial: its speedup reads 10% low.
   EXPECT_NEAR(r.timing.speedup, 2.0 / 1.1, 1e-9);
+}
+
+// eval_options::bucket_charge_cap: each bucket's baseline mean is charged the mean its calls offered beyond
+// their clocks, up to the candidate's mean charge in that bucket.
+bench_result run_with_extras(std::vector<double> extras, double eager_scale, bool bucket_cap,
+                             bool tails = true) {
+  auto req = request();
+  req.options.charge_reference_tails = tails;
+  req.options.bucket_charge_cap = bucket_cap;
+  scripted_backend b(evaluation_protocol::slots_needed(req.options));
+  b.eager_ms = 1.0;
+  b.candidate_ms = 1.0;
+  b.extras = std::move(extras);
+  b.eager_extra_scale = eager_scale;
+  return run(b, req);
+}
+
+TEST(EvaluationProtocol, AlikeSidesAreChargedAlikePerBucket) {
+  // The same tails on both sides, trial by trial: most calls none, one in three dear. A cap per call at the
+  // candidate's median (0) would charge eager nothing and read 1/1.1; per bucket the means are equal.
+  const auto r = run_with_extras({0.0, 0.3, 0.0}, 1.0, true);
+  ASSERT_TRUE(r.timed);
+  for (double s : r.timing.bucket_speedups) EXPECT_DOUBLE_EQ(s, 1.0);
+  EXPECT_DOUBLE_EQ(r.speedup_vs_eager, 1.0);
+}
+
+TEST(EvaluationProtocol, ABaselineIsChargedWhatItOfferedUpToTheCandidatesChargeInTheBucket) {
+  const auto less = run_with_extras({0.1}, 0.5, true);  // offers 0.05, the candidate paid 0.1
+  EXPECT_DOUBLE_EQ(less.speedup_vs_eager, 1.05 / 1.1);
+  // Offering three times the candidate's charge (work the candidate left for the baseline's calls) buys it
+  // nothing: eager is charged the candidate's 0.1, the speedup stays 1.
+  const auto more = run_with_extras({0.1}, 3.0, true);
+  EXPECT_DOUBLE_EQ(more.speedup_vs_eager, 1.0);
+}
+
+TEST(EvaluationProtocol, WithoutTheBucketCapOrTheReferencesChargeWhatABaselineOffersIsNotCharged) {
+  EXPECT_DOUBLE_EQ(run_with_extras({0.1}, 1.0, false).speedup_vs_eager, 1.0 / 1.1);
+  EXPECT_DOUBLE_EQ(run_with_extras({0.1}, 1.0, true, /*tails=*/false).speedup_vs_eager, 1.0 / 1.1);
 }
 
 TEST(EvaluationProtocol, OutputWrongOnlyInTimedCallsIsEvidence) {

@@ -5,7 +5,8 @@ kernels, the median and mean of its time there against its mean over all places;
 so that a bias against the side that runs first after each draw is read from every run. Beside them, the
 share of each speedup's distance from 1 that the charge rule explains ("clocks: charged beyond the events":
 the candidate pays all its sub-threshold tail, the reference at most the candidate's mean and median), so
-that what is left is read apart from it.
+that what is left is read apart from it. Under benchmark.bucket_charge_cap the note's eager figure is what
+its calls offered, uncapped: the "share" is then the gap between the two sides' own tails.
 
     bench/kernelbench_order.py REPORT.json [--markdown OUT.md]
 """

@@ -125,9 +125,13 @@ struct eval_options {
   /// without charges, and two alike sides are charged alike: a cap per call lowers the reference's mean
   /// charge below the candidate's (E[min(x, cap)] < E[x]), 40% of level 2's A/A bias on an H100.
   bool bucket_charge_cap = false;
+  /// CUDA: an untimed empty region (device-wide wait, flush, gate; no work) right before each of the
+  /// candidate's timed calls. The candidate must run first after a trial's fresh draw; with this it follows a
+  /// region, as every baseline does, rather than the draw and the checks between trials.
+  bool lead_region = false;
   MSGPACK_DEFINE_MAP(seeds, input_sets, warmup, buckets, trials, flush_cache, threads, settle_ms, max_spread,
                      max_reruns, timing, early_stop_slowdown, warmup_ms, time_launch, checked_share,
-                     compile_baselines, charge_reference_tails, bucket_charge_cap);
+                     compile_baselines, charge_reference_tails, bucket_charge_cap, lead_region);
 };
 
 /// What the benchmarker asks of its isolated worker process.

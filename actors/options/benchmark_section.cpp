@@ -24,6 +24,7 @@ runtime::field_list fields(benchmark_section& s) {
       {"compile_baselines", &s.eval.compile_baselines},
       {"charge_reference_tails", &s.eval.charge_reference_tails},
       {"bucket_charge_cap", &s.eval.bucket_charge_cap},
+      {"lead_region", &s.eval.lead_region},
       {"timeout_s", &s.worker.timeout_s},
       {"memory_mb", &s.worker.memory_mb},
       {"standby_worker", &s.worker.standby},

@@ -201,6 +201,11 @@ TEST(Sections, TimingProtocolKeys) {
   ASSERT_TRUE(bucket) << bucket.message();
   EXPECT_TRUE(bucket->section<benchmark_section>().eval.bucket_charge_cap);
   expect_error(parse("benchmark:\n  bucket_charge_cap: 2\n"), "benchmark.bucket_charge_cap");
+  EXPECT_FALSE(eval.lead_region);  // the candidate's calls as before until the lead region is measured
+  auto lead = parse("benchmark:\n  lead_region: true\n");
+  ASSERT_TRUE(lead) << lead.message();
+  EXPECT_TRUE(lead->section<benchmark_section>().eval.lead_region);
+  expect_error(parse("benchmark:\n  lead_region: maybe\n"), "benchmark.lead_region");
 }
 
 TEST(Sections, ExplicitCompilerKeysWinOverTheCudaDefaults) {

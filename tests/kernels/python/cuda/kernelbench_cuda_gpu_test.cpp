@@ -263,6 +263,28 @@ TEST_F(KernelBenchCuda, TheProblemAsItsOwnCandidatePassesNearOne) {
   EXPECT_LT(e.bench.speedup_vs_eager, 1.4);
 }
 
+// benchmark.lead_region: an empty region (wait, flush, gate, no work) before each of the candidate's timed
+// calls, so that it follows a region as the baselines do. It runs (its time is in the phases note), the A/A
+// still passes near 1, and work a candidate leaves running past its call is still never a pass.
+TEST_F(KernelBenchCuda, AnEmptyRegionBeforeEachTimedCallKeepsTheVerdicts) {
+  auto cfg = config();
+  cfg.eval.lead_region = true;
+  auto t = task("level2/7_Linear_gelu.py", "kb2_7_Linear_gelu");
+  auto e = evaluate_source(t, t.module + "\n\nclass ModelNew(Model):\n    pass\n", cfg, &runner());
+  std::printf("[A/A, lead region] %s\n", evaluation_json(e).c_str());
+  EXPECT_EQ(e.judged.outcome, "pass") << e.bench.error;
+  EXPECT_TRUE(e.bench.evidence.empty());
+  EXPECT_GT(e.bench.speedup_vs_eager, 0.7);
+  EXPECT_LT(e.bench.speedup_vs_eager, 1.4);
+  EXPECT_TRUE(std::any_of(e.bench.notes.begin(), e.bench.notes.end(), [](const std::string& n) {
+    return n.rfind("phases_ms:", 0) == 0 && n.find(" lead ") != std::string::npos;
+  })) << ::testing::PrintToString(e.bench.notes);
+  auto relu_task = task("level1/2_Scaled_relu.py", "kb1_2_Scaled_relu");
+  auto late = evaluate_source(
+      relu_task, test::read_file(data + "/candidates/cuda/scaled_relu_side_stream_late.py"), cfg, &runner());
+  EXPECT_TRUE(late.judged.outcome == "hack" || late.judged.outcome == "incorrect") << late.judged.outcome;
+}
+
 // A reference that copies a host scalar to the device in its forward (KernelBench's kb2_83 and kb2_93)
 // cannot be captured: PyTorch refuses before CUDA sees anything wrong, so the capture is ended through the
 // graph object. No graph baseline, and nothing else lost: the worker is not retired for it, fresh inputs are
